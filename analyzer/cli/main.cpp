@@ -1,0 +1,374 @@
+// oomlint command line: `oomlint check`, `oomlint rule`.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/walk.h"
+#include "config/config.h"
+#include "engine/engine.h"
+#include "fix/fix.h"
+#include "report/report.h"
+#include "version.h"
+
+namespace oomlint {
+namespace {
+
+std::vector<std::string> splitSelectors(const std::vector<std::string>& raw, bool& ok, std::string& bad) {
+  std::vector<std::string> out;
+  for (const std::string& item : raw) {
+    std::stringstream ss(item);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      part.erase(0, part.find_first_not_of(" \t"));
+      part.erase(part.find_last_not_of(" \t") + 1);
+      if (part.empty()) continue;
+      for (char& c : part) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      if (!isValidSelector(part)) {
+        ok = false;
+        bad = part;
+      }
+      out.push_back(part);
+    }
+  }
+  return out;
+}
+
+struct CheckArgs {
+  std::vector<std::string> paths;
+  std::vector<std::string> select, ignore, extendSelect, extendIgnore, extendExclude;
+  bool selectGiven = false, ignoreGiven = false, extendSelectGiven = false;
+  std::string format = "full";
+  std::string outputFile;
+  std::string stdinFilename;
+  std::string configFile;
+  bool isolated = false;
+  bool statistics = false;
+  bool exitZero = false;
+  bool forceExclude = false;
+  bool quiet = false;
+  bool fix = false;
+  bool unsafeFixes = false;
+  bool diff = false;
+  bool fixOnly = false;
+  unsigned threads = 0;
+};
+
+std::string currentDir() {
+  char buf[4096];
+  return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string();
+}
+
+int runCheck(const CheckArgs& a) {
+  report::Format format;
+  if (!report::parseFormat(a.format, format)) {
+    std::cerr << "oomlint: error: unknown output format `" << a.format << "` (full, concise, json, sarif, github)\n";
+    return 2;
+  }
+  CliOverrides cli;
+  bool ok = true;
+  std::string bad;
+  if (a.selectGiven) cli.select = splitSelectors(a.select, ok, bad);
+  if (a.ignoreGiven) cli.ignore = splitSelectors(a.ignore, ok, bad);
+  if (a.extendSelectGiven) cli.extendSelect = splitSelectors(a.extendSelect, ok, bad);
+  if (!a.extendIgnore.empty()) cli.extendIgnore = splitSelectors(a.extendIgnore, ok, bad);
+  if (!ok) {
+    std::cerr << "oomlint: error: unknown rule selector `" << bad << "`\n";
+    return 2;
+  }
+  cli.extendExclude = a.extendExclude;
+  cli.configFile = a.configFile;
+  cli.isolated = a.isolated;
+
+  std::vector<FileResult> results;
+  bool fixing = a.fix || a.diff || a.fixOnly;
+  size_t fixedCount = 0;
+  std::string diffs;
+  try {
+    ConfigResolver resolver(cli);
+    bool fromStdin = a.paths.size() == 1 && a.paths[0] == "-";
+    if (fromStdin) {
+      std::string name = a.stdinFilename.empty() ? std::string("-") : a.stdinFilename;
+      std::ostringstream ss;
+      ss << std::cin.rdbuf();
+      std::string abs = absolutePath(name == "-" ? "stdin.py" : name);
+      auto cfg = resolver.forDirectory(abs.substr(0, abs.rfind('/')));
+      if (a.forceExclude && !a.stdinFilename.empty() && resolver.excluded(*cfg, abs)) {
+        results.clear();
+      } else {
+        CheckOptions opts;
+        opts.selection = resolver.selectionFor(*cfg, abs);
+        if (fixing) {
+          FixOptions fo;
+          fo.unsafe = a.unsafeFixes;
+          FixOutcome out = applyFixes(name, ss.str(), opts, fo);
+          fixedCount += out.applied;
+          if (a.diff) {
+            std::string d = unifiedDiff(name, ss.str(), out.source);
+            diffs += d;
+          } else {
+            std::cout << out.source;  // fixed source to stdout, as ruff does
+            std::cout.flush();
+            if (a.fixOnly) return 0;
+            FileResult rest = checkSource(name, out.source, opts);
+            for (const Finding& f : rest.findings) std::cerr << name << ":" << f.span.line << ":" << f.span.col + 1 << ": " << f.code << " " << f.message << "\n";
+            return rest.findings.empty() || a.exitZero ? 0 : 1;
+          }
+        } else {
+          results.push_back(checkSource(name, ss.str(), opts));
+        }
+      }
+    } else {
+      std::vector<std::string> paths = a.paths.empty() ? std::vector<std::string>{"."} : a.paths;
+      WalkOptions wopts;
+      wopts.forceExclude = a.forceExclude;
+      WalkResult walked = collectFiles(paths, resolver, wopts);
+      for (const WalkIssue& issue : walked.issues) {
+        FileResult r;
+        r.path = issue.path;
+        r.ioError = true;
+        Finding f;
+        f.code = kIoErrorCode;
+        f.message = issue.message;
+        f.span.line = 1;
+        f.severity = Severity::Error;
+        r.findings.push_back(f);
+        results.push_back(std::move(r));
+      }
+      // Resolve each file's settings up front (config errors surface before any work).
+      std::vector<CheckOptions> perFile(walked.files.size());
+      for (size_t i = 0; i < walked.files.size(); ++i) {
+        std::string abs = absolutePath(walked.files[i]);
+        auto cfg = resolver.forDirectory(abs.substr(0, abs.rfind('/')));
+        perFile[i].selection = resolver.selectionFor(*cfg, abs);
+      }
+      std::vector<FileResult> fileResults(walked.files.size());
+      unsigned n = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
+      n = std::min<unsigned>(n, static_cast<unsigned>(std::max<size_t>(1, walked.files.size())));
+      std::atomic<size_t> next{0};
+      std::vector<std::string> fileDiffs(walked.files.size());
+      std::atomic<size_t> fixedAtomic{0};
+      auto worker = [&] {
+        for (size_t i = next++; i < walked.files.size(); i = next++) {
+          const std::string& path = walked.files[i];
+          FileResult r;
+          if (!fixing) {
+            r = checkFile(path, perFile[i]);
+          } else {
+            std::string source;
+            std::string err = readSourceFile(path, source);
+            if (!err.empty()) {
+              fileResults[i] = ioErrorResult(path, err);
+              continue;
+            }
+            FixOptions fo;
+            fo.unsafe = a.unsafeFixes;
+            FixOutcome out = applyFixes(path, source, perFile[i], fo);
+            std::string writeError;
+            if (out.applied > 0) {
+              if (a.diff) fileDiffs[i] = unifiedDiff(path, source, out.source);
+              else writeError = writeFileAtomically(path, out.source);
+            }
+            if (!writeError.empty()) {
+              r = checkSource(path, source, perFile[i]);
+              Finding f;
+              f.code = kIoErrorCode;
+              f.message = writeError;
+              f.span.line = 1;
+              f.severity = Severity::Error;
+              r.findings.insert(r.findings.begin(), f);
+            } else {
+              fixedAtomic += out.applied;
+              r = checkSource(path, a.diff ? source : out.source, perFile[i]);
+            }
+          }
+          if (r.findings.empty()) r.source.clear();  // keep memory to what output needs
+          fileResults[i] = std::move(r);
+        }
+      };
+      std::vector<std::thread> pool;
+      for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
+      worker();
+      for (auto& t : pool) t.join();
+      for (auto& r : fileResults) results.push_back(std::move(r));
+      for (const std::string& d : fileDiffs) diffs += d;
+      fixedCount += fixedAtomic;
+      std::stable_sort(results.begin(), results.end(), [](const FileResult& x, const FileResult& y) { return x.path < y.path; });
+    }
+  } catch (const ConfigError& e) {
+    std::cerr << "oomlint: error: " << e.what() << "\n";
+    return 2;
+  }
+
+  std::ofstream file;
+  std::ostream* os = &std::cout;
+  if (!a.outputFile.empty()) {
+    file.open(a.outputFile, std::ios::binary);
+    if (!file) {
+      std::cerr << "oomlint: error: cannot write " << a.outputFile << "\n";
+      return 2;
+    }
+    os = &file;
+  }
+  if (a.diff) {
+    *os << diffs;
+    if (fixedCount) std::cerr << "Would fix " << fixedCount << (fixedCount == 1 ? " finding" : " findings") << ".\n";
+    else std::cerr << "No fixes to apply.\n";
+    return fixedCount && !a.exitZero ? 1 : 0;
+  }
+  if (a.fixOnly) {
+    if (fixedCount) std::cerr << "Fixed " << fixedCount << (fixedCount == 1 ? " finding" : " findings") << ".\n";
+    bool ioErrors = std::any_of(results.begin(), results.end(), [](const FileResult& r) { return r.ioError; });
+    return ioErrors ? 1 : 0;
+  }
+  report::Options ropts;
+  ropts.version = OOMLINT_VERSION;
+  ropts.cwd = currentDir();
+  size_t total = 0;
+  for (const FileResult& r : results) total += r.findings.size();
+  if (a.statistics) {
+    report::writeStatistics(*os, results);
+  } else if (!(a.quiet && format == report::Format::Full && total == 0)) {
+    report::write(*os, format, results, ropts);
+  }
+  if (fixing && fixedCount && format == report::Format::Full)
+    std::cerr << "Fixed " << fixedCount << (fixedCount == 1 ? " finding" : " findings") << ".\n";
+  os->flush();
+  if (total == 0 || a.exitZero) return 0;
+  return 1;
+}
+
+void printRule(std::ostream& os, const RuleInfo& i) {
+  os << "# " << i.name << " (" << i.code << ")\n\n";
+  os << "Severity: " << severityName(i.severity) << (i.enabledByDefault ? "" : " (off by default; enable with --extend-select " + std::string(i.code) + ")")
+     << "\nLanguages: " << (i.python ? "Python" : "") << (i.python && i.cpp ? ", " : "") << (i.cpp ? "C++ (LibTorch)" : "")
+     << "\nFix: "
+     << (i.fix == FixKind::Safe ? "safe" : i.fix == FixKind::Unsafe ? "unsafe (--unsafe-fixes)" : i.fix == FixKind::DisplayOnly ? "display only" : "none")
+     << "\nRuntime probe: " << (i.probe ? "yes (oomlint-probe " + std::string(i.code) + ")" : "no") << "\n\n";
+  os << i.doc;
+  if (!i.doc.empty() && i.doc.back() != '\n') os << "\n";
+}
+
+int runRule(const std::string& code, bool all, const std::string& format) {
+  std::vector<const Rule*> rules;
+  if (all) {
+    rules = allRules();
+  } else {
+    std::string upper = code;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const Rule* r = findRule(upper);
+    if (!r) {
+      std::cerr << "oomlint: error: unknown rule `" << code << "` (see `oomlint rule --all`)\n";
+      return 2;
+    }
+    rules.push_back(r);
+  }
+  if (format == "json") {
+    std::cout << "[";
+    bool first = true;
+    for (const Rule* r : rules) {
+      const RuleInfo& i = r->info();
+      std::ostringstream doc;
+      printRule(doc, i);
+      auto esc = [](std::string_view s) {
+        std::string o;
+        for (char c : s) {
+          if (c == '"' || c == '\\') o += '\\', o += c;
+          else if (c == '\n') o += "\\n";
+          else if (static_cast<unsigned char>(c) < 0x20) o += ' ';
+          else o += c;
+        }
+        return o;
+      };
+      std::cout << (first ? "" : ",") << "\n  {\"code\": \"" << i.code << "\", \"name\": \"" << i.name << "\", \"severity\": \""
+                << severityName(i.severity) << "\", \"enabled_by_default\": " << (i.enabledByDefault ? "true" : "false")
+                << ", \"summary\": \"" << esc(i.summary) << "\", \"explanation\": \"" << esc(doc.str()) << "\"}";
+      first = false;
+    }
+    std::cout << "\n]\n";
+    return 0;
+  }
+  bool first = true;
+  for (const Rule* r : rules) {
+    if (!first) std::cout << "\n";
+    printRule(std::cout, r->info());
+    first = false;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace oomlint
+
+int main(int argc, char** argv) {
+  using namespace oomlint;
+  CLI::App app{"oomlint: finds GPU-memory anti-patterns in PyTorch training code"};
+  app.set_version_flag("-V,--version", std::string("oomlint ") + OOMLINT_VERSION);
+  app.require_subcommand(1);
+
+  CheckArgs ca;
+  auto* check = app.add_subcommand("check", "Check files or directories (default: .)");
+  check->add_option("paths", ca.paths, "Files or directories; `-` reads standard input");
+  check->add_option("--select", ca.select, "Rule codes or prefixes to enable (replaces the default set)")->delimiter(',')->expected(1)->allow_extra_args(false);
+  check->add_option("--ignore", ca.ignore, "Rule codes or prefixes to disable")->delimiter(',')->expected(1)->allow_extra_args(false);
+  check->add_option("--extend-select", ca.extendSelect, "Rule codes or prefixes to enable in addition")->delimiter(',')->expected(1)->allow_extra_args(false);
+  check->add_option("--extend-ignore", ca.extendIgnore, "Alias of --ignore, kept for ruff compatibility")->delimiter(',')->expected(1)->allow_extra_args(false);
+  check->add_option("--extend-exclude", ca.extendExclude, "Glob patterns of paths to skip")->delimiter(',')->expected(1)->allow_extra_args(false);
+  check->add_option("--output-format", ca.format, "full (default), concise, json, sarif, github");
+  check->add_option("-o,--output-file", ca.outputFile, "Write the report to this file");
+  check->add_option("--stdin-filename", ca.stdinFilename, "Name reported for `-` (standard input)");
+  check->add_option("--config", ca.configFile, "Use this oomlint.toml / pyproject.toml for every file");
+  check->add_flag("--isolated", ca.isolated, "Ignore every configuration file");
+  check->add_flag("--statistics", ca.statistics, "Count findings per rule instead of listing them");
+  check->add_flag("--exit-zero", ca.exitZero, "Exit 0 even when there are findings");
+  check->add_flag("--force-exclude", ca.forceExclude, "Apply excludes to files named on the command line too");
+  check->add_flag("-q,--quiet", ca.quiet, "Print nothing when there are no findings");
+  check->add_option("--threads", ca.threads, "Worker threads (default: all cores)");
+  check->add_flag("--fix", ca.fix, "Apply safe fixes (and unsafe ones with --unsafe-fixes)");
+  check->add_flag("--unsafe-fixes", ca.unsafeFixes, "Also apply fixes that may change behaviour");
+  check->add_flag("--diff", ca.diff, "Print the fixes as a unified diff; change nothing");
+  check->add_flag("--fix-only", ca.fixOnly, "Apply fixes and report nothing else");
+
+  std::string ruleCode, ruleFormat = "text";
+  bool ruleAll = false;
+  auto* rule = app.add_subcommand("rule", "Explain a rule: `oomlint rule OOM101`, `oomlint rule --all`");
+  rule->add_option("code", ruleCode, "Rule code");
+  rule->add_flag("--all", ruleAll, "Every rule");
+  rule->add_option("--output-format", ruleFormat, "text (default) or json");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    if (*check) {
+      ca.selectGiven = check->count("--select") > 0;
+      ca.ignoreGiven = check->count("--ignore") > 0;
+      ca.extendSelectGiven = check->count("--extend-select") > 0;
+      return runCheck(ca);
+    }
+    if (*rule) {
+      if (!ruleAll && ruleCode.empty()) {
+        std::cerr << "oomlint: error: give a rule code or --all\n";
+        return 2;
+      }
+      return runRule(ruleCode, ruleAll, ruleFormat);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "oomlint: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return 2;
+}

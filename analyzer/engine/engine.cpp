@@ -1,0 +1,209 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "engine/noqa.h"
+#include "python/frontend.h"
+
+namespace oomlint {
+
+std::string_view severityName(Severity s) {
+  switch (s) {
+    case Severity::Info: return "info";
+    case Severity::Warning: return "warning";
+    case Severity::Error: return "error";
+  }
+  return "warning";
+}
+
+std::string_view applicabilityName(Applicability a) {
+  switch (a) {
+    case Applicability::Safe: return "safe";
+    case Applicability::Unsafe: return "unsafe";
+    case Applicability::DisplayOnly: return "display-only";
+  }
+  return "display-only";
+}
+
+Finding& Context::report(const RuleInfo& rule, const Span& span, std::string message) {
+  Finding f;
+  f.code = rule.code;
+  f.message = std::move(message);
+  f.span = span;
+  f.severity = rule.severity;
+  out_.push_back(std::move(f));
+  return out_.back();
+}
+
+const Rule* findRule(std::string_view code) {
+  for (const Rule* r : allRules())
+    if (r->info().code == code) return r;
+  return nullptr;
+}
+
+bool isPythonPath(const std::string& path) {
+  auto ends = [&](std::string_view s) {
+    return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
+  };
+  return ends(".py") || ends(".pyi");
+}
+
+std::vector<Finding> runRules(const Module& m, const RuleSelection& selection) {
+  std::vector<Finding> out;
+  if (!m.importsTorch) return out;  // not PyTorch code: nothing to say
+  std::vector<const Rule*> active;
+  for (const Rule* r : allRules())
+    if (selection.enabled(r->info().code) && (m.lang == Lang::Python ? r->info().python : r->info().cpp))
+      active.push_back(r);
+  if (active.empty()) return out;
+  Facts facts(m);
+  Context ctx(m, facts, out);
+  for (uint32_t fn = 0; fn < m.functions.size(); ++fn)
+    for (const Rule* r : active) r->onFunction(ctx, fn);
+  for (NodeId s = 0; s < m.stmts.size(); ++s) {
+    for (const Rule* r : active) r->onStatement(ctx, s);
+    for (NodeId call : facts.callsOf(s))
+      for (const Rule* r : active) r->onCall(ctx, call);
+  }
+  for (Finding& f : out) {
+    const Rule* r = findRule(f.code);
+    if (r) f.severity = selection.severityOf(f.code, r->info().severity);
+  }
+  return out;
+}
+
+namespace {
+
+Span spanAt(const Module& m, uint32_t offset) {
+  Span s;
+  s.begin = s.end = offset;
+  s.line = m.lineOf(offset);
+  s.col = offset - m.lineStarts[s.line - 1];
+  s.endLine = s.line;
+  s.endCol = s.col;
+  return s;
+}
+
+/// Offset of the first byte that is not valid UTF-8, or npos.
+size_t firstInvalidUtf8(std::string_view s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > n) return i;
+    for (size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+    if (len == 2 && c < 0xC2) return i;  // overlong
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+void sortFindings(std::vector<Finding>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const Finding& a, const Finding& b) {
+    if (a.span.line != b.span.line) return a.span.line < b.span.line;
+    if (a.span.col != b.span.col) return a.span.col < b.span.col;
+    return a.code < b.code;
+  });
+  v.erase(std::unique(v.begin(), v.end(),
+                      [](const Finding& a, const Finding& b) {
+                        return a.code == b.code && a.span.line == b.span.line && a.span.col == b.span.col;
+                      }),
+          v.end());
+}
+
+Finding engineFinding(std::string_view code, Span span, std::string message) {
+  Finding f;
+  f.code = code;
+  f.span = span;
+  f.message = std::move(message);
+  f.severity = Severity::Error;
+  return f;
+}
+
+}  // namespace
+
+FileResult checkSource(const std::string& path, std::string source, const CheckOptions& opts) {
+  FileResult result;
+  result.path = path;
+  result.lang = Lang::Python;
+  // NUL bytes: not source code. CPython refuses such files too.
+  size_t nul = source.find('\0');
+  if (nul != std::string::npos) {
+    Span s;
+    s.line = 1;
+    result.findings.push_back(engineFinding(kParseErrorCode, s, "file contains NUL bytes; not a Python source file"));
+    result.source = std::move(source);
+    return result;
+  }
+  auto module = python::parse(path, std::move(source));
+  const Module& m = *module;
+  std::vector<Finding> findings;
+  size_t bad = firstInvalidUtf8(m.source);
+  if (bad != std::string_view::npos)
+    findings.push_back(engineFinding(kParseErrorCode, spanAt(m, static_cast<uint32_t>(bad)),
+                                     "invalid UTF-8 at byte " + std::to_string(bad) + "; Python source must be UTF-8"));
+  if (!m.syntaxIssues.empty()) findings.push_back(engineFinding(kParseErrorCode, m.syntaxIssues.front().span, m.syntaxIssues.front().message));
+  if (m.truncatedDepth) {
+    Span s;
+    s.line = 1;
+    findings.push_back(engineFinding(kParseErrorCode, s, "nesting deeper than oomlint analyses (200 levels); the deepest parts were skipped"));
+  }
+  std::vector<Finding> ruleFindings = runRules(m, opts.selection);
+  if (opts.respectNoqa && !ruleFindings.empty()) {
+    Suppressions sup(m);
+    ruleFindings.erase(std::remove_if(ruleFindings.begin(), ruleFindings.end(),
+                                      [&](const Finding& f) { return sup.suppressed(f.code, f.span.line); }),
+                       ruleFindings.end());
+  }
+  findings.insert(findings.end(), std::make_move_iterator(ruleFindings.begin()), std::make_move_iterator(ruleFindings.end()));
+  sortFindings(findings);
+  result.findings = std::move(findings);
+  result.source = std::move(module->source);
+  return result;
+}
+
+std::string readSourceFile(const std::string& path, std::string& source) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::string("cannot read file: ") + std::strerror(errno);
+  if (S_ISDIR(st.st_mode)) return "is a directory";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::string("cannot open file: ") + std::strerror(errno);
+  source.assign(static_cast<size_t>(st.st_size), '\0');
+  in.read(source.data(), static_cast<std::streamsize>(source.size()));
+  source.resize(static_cast<size_t>(in.gcount()));
+  // The file may have grown since stat: read the rest.
+  std::ostringstream rest;
+  rest << in.rdbuf();
+  source += rest.str();
+  if (in.bad()) return std::string("read error: ") + std::strerror(errno);
+  return {};
+}
+
+FileResult ioErrorResult(const std::string& path, std::string message) {
+  FileResult result;
+  result.path = path;
+  Span s;
+  s.line = 1;
+  result.findings.push_back(engineFinding(kIoErrorCode, s, std::move(message)));
+  result.ioError = true;
+  return result;
+}
+
+FileResult checkFile(const std::string& path, const CheckOptions& opts) {
+  std::string source;
+  std::string err = readSourceFile(path, source);
+  if (!err.empty()) return ioErrorResult(path, err);
+  return checkSource(path, std::move(source), opts);
+}
+
+}  // namespace oomlint

@@ -1,0 +1,53 @@
+#pragma once
+/// The engine: parse a file, compute facts, run the enabled rules in one walk, apply
+/// suppressions. Thread-safe: many files may be checked at once.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/rule.h"
+#include "engine/selection.h"
+
+namespace oomlint {
+
+/// Every rule oomlint knows, in code order. The registry is the one place a rule is named.
+const std::vector<const Rule*>& allRules();
+const Rule* findRule(std::string_view code);
+
+/// Codes for findings the engine itself makes.
+inline constexpr std::string_view kParseErrorCode = "OOM000";
+inline constexpr std::string_view kIoErrorCode = "OOM001";
+
+struct FileResult {
+  std::string path;
+  std::vector<Finding> findings;  // sorted by position
+  std::string source;             // kept for output (source lines, fixes)
+  Lang lang = Lang::Python;
+  bool ioError = false;
+};
+
+struct CheckOptions {
+  RuleSelection selection;
+  bool respectNoqa = true;  // false for --add-noqa's own pass and for OOM900's look
+};
+
+/// Checks one in-memory document. `path` decides the language and is reported.
+FileResult checkSource(const std::string& path, std::string source, const CheckOptions& opts);
+
+/// Reads a whole file. Returns "" on success, else a message for an OOM001 finding.
+std::string readSourceFile(const std::string& path, std::string& out);
+
+/// An OOM001 result for a file that could not be read or written.
+FileResult ioErrorResult(const std::string& path, std::string message);
+
+/// Reads and checks one file; I/O problems become an OOM001 finding, never an exception.
+FileResult checkFile(const std::string& path, const CheckOptions& opts);
+
+/// Runs the rules only (no suppression), for callers that hold a parsed module (LSP, tests).
+std::vector<Finding> runRules(const Module& m, const RuleSelection& selection);
+
+/// True for files the analyzer reads as Python.
+bool isPythonPath(const std::string& path);
+
+}  // namespace oomlint

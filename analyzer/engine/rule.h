@@ -1,0 +1,88 @@
+#pragma once
+/// What a rule is: metadata, documentation and a check over the model and facts.
+/// Rules never see tree-sitter or Clang nodes, so one rule serves Python and C++.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "facts/facts.h"
+#include "model/model.h"
+
+namespace oomlint {
+
+enum class Severity : uint8_t { Info, Warning, Error };
+std::string_view severityName(Severity s);
+
+/// How far a fix may be trusted: safe fixes keep behaviour and are applied by `--fix`; unsafe
+/// ones need `--unsafe-fixes`; display-only fixes are advice that no tool applies.
+enum class Applicability : uint8_t { DisplayOnly, Unsafe, Safe };
+std::string_view applicabilityName(Applicability a);
+
+struct Edit {
+  uint32_t begin = 0, end = 0;  // byte range replaced
+  std::string content;
+};
+
+struct Fix {
+  Applicability applicability = Applicability::DisplayOnly;
+  std::string message;  // "Replace with `loss.item()`"
+  std::vector<Edit> edits;
+};
+
+struct Finding {
+  std::string_view code;  // points at the rule's static metadata
+  std::string message;
+  Span span;
+  Severity severity = Severity::Warning;
+  bool hasFix = false;
+  Fix fix;
+};
+
+enum class FixKind : uint8_t { None, DisplayOnly, Unsafe, Safe };
+
+/// Static description of a rule. The documentation is what `oomlint rule CODE` prints.
+struct RuleInfo {
+  std::string_view code;
+  std::string_view name;
+  Severity severity = Severity::Warning;
+  bool python = true;
+  bool cpp = false;
+  FixKind fix = FixKind::None;
+  bool probe = false;
+  bool enabledByDefault = true;
+  std::string_view summary;  // one line, used as SARIF shortDescription
+  std::string_view doc;      // Markdown: what it does, why it is bad, example, use instead, ...
+};
+
+/// What a rule sees while checking one file.
+class Context {
+ public:
+  Context(const Module& m, const Facts& f, std::vector<Finding>& out) : m_(m), f_(f), out_(out) {}
+  const Module& module() const { return m_; }
+  const Facts& facts() const { return f_; }
+  Lang lang() const { return m_.lang; }
+  /// Records a finding reported at `span` (its start line is where RULES.md says it goes).
+  Finding& report(const RuleInfo& rule, const Span& span, std::string message);
+
+ private:
+  const Module& m_;
+  const Facts& f_;
+  std::vector<Finding>& out_;
+};
+
+/// A rule registers for the events it needs; the engine makes one walk per file and dispatches.
+class Rule {
+ public:
+  virtual ~Rule() = default;
+  virtual const RuleInfo& info() const = 0;
+  /// Called for every statement, in source order.
+  virtual void onStatement(Context&, NodeId /*stmt*/) const {}
+  /// Called for every call expression, in source order of statements.
+  virtual void onCall(Context&, NodeId /*call*/) const {}
+  /// Called once per function (index 0 is the module top level).
+  virtual void onFunction(Context&, uint32_t /*fn*/) const {}
+};
+
+}  // namespace oomlint

@@ -1,0 +1,69 @@
+#include "engine/selection.h"
+
+#include <algorithm>
+
+#include "engine/engine.h"
+
+namespace oomlint {
+namespace {
+
+bool matches(std::string_view selector, std::string_view code) {
+  if (selector == "ALL") return true;
+  return code.substr(0, selector.size()) == selector;
+}
+
+/// Length of the most specific selector in `list` matching `code`, or -1.
+int bestMatch(const std::vector<std::string>& list, std::string_view code) {
+  int best = -1;
+  for (const std::string& s : list)
+    if (matches(s, code)) best = std::max(best, s == "ALL" ? 0 : static_cast<int>(s.size()));
+  return best;
+}
+
+}  // namespace
+
+RuleSelection::RuleSelection() {
+  for (const Rule* r : allRules())
+    if (r->info().enabledByDefault) enabled_.emplace_back(r->info().code);
+}
+
+RuleSelection::RuleSelection(const SelectorSet& s) : severity_(s.severity) {
+  for (const Rule* r : allRules()) {
+    std::string_view code = r->info().code;
+    int sel = s.selectGiven ? bestMatch(s.select, code) : (r->info().enabledByDefault ? 0 : -1);
+    int ext = bestMatch(s.extendSelect, code);
+    int ign = bestMatch(s.ignore, code);
+    int on = std::max(sel, ext);
+    // The most specific selector decides; on a tie, ignore wins.
+    if (on >= 0 && on > ign) enabled_.emplace_back(code);
+  }
+}
+
+bool RuleSelection::enabled(std::string_view code) const {
+  return std::find(enabled_.begin(), enabled_.end(), code) != enabled_.end();
+}
+
+Severity RuleSelection::severityOf(std::string_view code, Severity fallback) const {
+  auto it = severity_.find(std::string(code));
+  return it == severity_.end() ? fallback : it->second;
+}
+
+RuleSelection RuleSelection::without(const std::vector<std::string>& codes) const {
+  RuleSelection copy = *this;
+  copy.enabled_.erase(std::remove_if(copy.enabled_.begin(), copy.enabled_.end(),
+                                     [&](const std::string& c) {
+                                       return std::any_of(codes.begin(), codes.end(),
+                                                          [&](const std::string& s) { return matches(s, c); });
+                                     }),
+                      copy.enabled_.end());
+  return copy;
+}
+
+bool isValidSelector(std::string_view selector) {
+  if (selector == "ALL") return true;
+  for (const Rule* r : allRules())
+    if (matches(selector, r->info().code)) return true;
+  return false;
+}
+
+}  // namespace oomlint

@@ -1,0 +1,40 @@
+#pragma once
+/// Which rules run, chosen with code prefixes the way ruff does: `OOM1` selects OOM101..OOM199,
+/// `ALL` selects everything; for each rule the most specific matching selector decides.
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/rule.h"
+
+namespace oomlint {
+
+struct SelectorSet {
+  std::vector<std::string> select;        // empty: the default set
+  bool selectGiven = false;
+  std::vector<std::string> extendSelect;
+  std::vector<std::string> ignore;
+  std::unordered_map<std::string, Severity> severity;  // code -> overridden severity
+};
+
+class RuleSelection {
+ public:
+  RuleSelection();  // the default set
+  explicit RuleSelection(const SelectorSet& s);
+  bool enabled(std::string_view code) const;
+  /// Effective severity (default or overridden by config).
+  Severity severityOf(std::string_view code, Severity fallback) const;
+  /// Returns a copy with `codes` also ignored (per-file-ignores).
+  RuleSelection without(const std::vector<std::string>& codes) const;
+
+ private:
+  std::vector<std::string> enabled_;
+  std::unordered_map<std::string, Severity> severity_;
+};
+
+/// Validates a selector ("OOM1", "OOM101", "ALL"); returns false for one that matches no rule.
+bool isValidSelector(std::string_view selector);
+
+}  // namespace oomlint

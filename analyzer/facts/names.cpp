@@ -1,0 +1,130 @@
+#include "facts/names.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <vector>
+
+namespace oomlint::names {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view lastComponent(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+namespace {
+
+std::vector<std::string> words(std::string_view id) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (size_t i = 0; i < id.size(); ++i) {
+    char c = id[i];
+    if (c == '_' || std::isdigit(static_cast<unsigned char>(c))) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    bool upper = std::isupper(static_cast<unsigned char>(c)) != 0;
+    if (upper && !cur.empty() && !std::isupper(static_cast<unsigned char>(id[i - 1]))) {
+      out.push_back(cur);
+      cur.clear();
+    }
+    cur += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+bool startsWith(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
+}
+
+template <size_t N>
+bool in(std::string_view s, const std::array<std::string_view, N>& set) {
+  return std::find(set.begin(), set.end(), s) != set.end();
+}
+
+}  // namespace
+
+bool hasWord(std::string_view identifier, std::string_view word) {
+  for (const std::string& w : words(identifier))
+    if (w == word) return true;
+  return false;
+}
+
+bool looksLikeModule(std::string_view name) {
+  std::string n = lower(lastComponent(name));
+  static constexpr std::array<std::string_view, 36> kExact = {
+      "model", "net", "network", "module", "encoder", "decoder", "backbone", "generator",
+      "discriminator", "netg", "netd", "classifier", "teacher", "student", "policy", "actor",
+      "critic", "unet", "vae", "transformer", "autoencoder", "detector", "lm", "llm",
+      "ddp_model", "raw_model", "base_model", "model_ema", "ema_model", "text_encoder",
+      "image_encoder", "vision_model", "language_model", "q_network", "target_network", "head"};
+  if (in(n, kExact)) return true;
+  for (std::string_view suffix : {"_model", "_net", "_network", "_encoder", "_decoder", "_backbone"})
+    if (endsWith(n, suffix)) return true;
+  // "mymodel", "resnet", "densenet"; but not "model_name", "subnet_cfg".
+  return (endsWith(n, "model") && n.size() <= 12) || (endsWith(n, "net") && n.size() <= 12 && n != "magnet");
+}
+
+bool looksLikeLossFn(std::string_view name) {
+  std::string n = lower(lastComponent(name));
+  static constexpr std::array<std::string_view, 9> kExact = {
+      "criterion", "loss_fn", "loss_func", "lossfn", "loss_function", "criteria", "loss_fcn",
+      "compute_loss", "loss_module"};
+  if (in(n, kExact)) return true;
+  return startsWith(n, "criterion") || endsWith(n, "_criterion") || endsWith(n, "_loss_fn") ||
+         endsWith(n, "_loss_func");
+}
+
+bool looksLikeOptimizer(std::string_view name) {
+  std::string n = lower(lastComponent(name));
+  if (n.find("sched") != std::string::npos || n.find("lr") != std::string::npos) return false;
+  static constexpr std::array<std::string_view, 8> kExact = {
+      "optimizer", "optim", "opt", "optimizers", "scaler", "grad_scaler", "optimiser", "opts"};
+  if (in(n, kExact)) return true;
+  for (std::string_view suffix : {"_optimizer", "_optim", "_opt", "_scaler", "_optimiser"})
+    if (endsWith(n, suffix)) return true;
+  return startsWith(n, "optimizer_") || startsWith(n, "opt_") || startsWith(n, "optim_");
+}
+
+bool looksLikeLoader(std::string_view name) {
+  std::string n = lower(lastComponent(name));
+  if (n.find("loader") != std::string::npos) return true;
+  if (n == "dl" || endsWith(n, "_dl") || startsWith(n, "dl_")) return true;
+  return n == "batches" || endsWith(n, "_batches") || n == "dataset" || endsWith(n, "_dataset") ||
+         endsWith(n, "_ds") || n == "data_iter" || endsWith(n, "_iter") || n == "micro_batches";
+}
+
+bool looksLikeDevice(std::string_view name) {
+  std::string n = lower(lastComponent(name));
+  return n == "device" || n == "dev" || n == "cuda_device" || n == "gpu" || endsWith(n, "_device");
+}
+
+bool looksLikeEvalFunction(std::string_view name) {
+  static constexpr std::array<std::string_view, 16> kWords = {
+      "eval", "evaluate", "evaluation", "evaluating", "val", "valid", "validate", "validation",
+      "validating", "predict", "prediction", "predictions", "infer", "inference", "test", "testing"};
+  std::string n = lower(name);
+  // pytest/unittest test functions are not evaluation loops.
+  if (startsWith(n, "test_") || startsWith(n, "_test") || (startsWith(n, "test") && n.size() > 4 && n[4] != '_'))
+    return n == "test_epoch" || n == "test_one_epoch" || n == "test_loop";
+  // Lightning-style hooks run under no_grad by their framework.
+  if (endsWith(n, "_step") && (startsWith(n, "validation") || startsWith(n, "val") ||
+                               startsWith(n, "test") || startsWith(n, "predict")))
+    return false;
+  for (const std::string& w : words(name))
+    if (in(w, kWords)) return true;
+  return false;
+}
+
+}  // namespace oomlint::names

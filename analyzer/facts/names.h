@@ -1,0 +1,24 @@
+#pragma once
+/// Naming conventions of PyTorch training code that facts lean on when types are unknown.
+/// Each list is deliberately short: a name is evidence only where real code uses it that way.
+
+#include <string>
+#include <string_view>
+
+namespace oomlint::names {
+
+std::string lower(std::string_view s);
+/// Last component of a dotted path: "self.model" -> "model".
+std::string_view lastComponent(std::string_view dotted);
+/// Splits snake_case and camelCase into lower-case words.
+bool hasWord(std::string_view identifier, std::string_view word);
+
+bool looksLikeModule(std::string_view name);     // model, net, encoder, netD, text_encoder ...
+bool looksLikeLossFn(std::string_view name);     // criterion, loss_fn, loss_func ...
+bool looksLikeOptimizer(std::string_view name);  // optimizer, optim, opt_g, scaler ...
+bool looksLikeLoader(std::string_view name);     // train_loader, val_dl, batches ...
+bool looksLikeDevice(std::string_view name);     // device, dev, self.device ...
+/// Function names that mean evaluation: evaluate, validate, val_epoch, predict, inference, test.
+bool looksLikeEvalFunction(std::string_view name);
+
+}  // namespace oomlint::names

@@ -1,0 +1,244 @@
+#include "fix/fix.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "python/frontend.h"
+
+namespace oomlint {
+
+std::string applyEdits(const std::string& source, std::vector<Edit> edits) {
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+  std::string out;
+  out.reserve(source.size() + 64);
+  uint32_t pos = 0;
+  for (const Edit& e : edits) {
+    if (e.begin < pos || e.end > source.size() || e.end < e.begin) continue;  // overlapping: skip
+    out.append(source, pos, e.begin - pos);
+    out += e.content;
+    pos = e.end;
+  }
+  out.append(source, pos, std::string::npos);
+  return out;
+}
+
+namespace {
+
+bool eligible(const Finding& f, const FixOptions& opts) {
+  if (!f.hasFix || f.fix.edits.empty()) return false;
+  if (f.fix.applicability == Applicability::Safe) return true;
+  return opts.unsafe && f.fix.applicability == Applicability::Unsafe;
+}
+
+std::pair<uint32_t, uint32_t> extent(const Fix& fix) {
+  uint32_t b = UINT32_MAX, e = 0;
+  for (const Edit& ed : fix.edits) {
+    b = std::min(b, ed.begin);
+    e = std::max(e, ed.end);
+  }
+  return {b, e};
+}
+
+}  // namespace
+
+FixOutcome applyFixes(const std::string& path, const std::string& source, const CheckOptions& check, const FixOptions& opts) {
+  FixOutcome out;
+  out.source = source;
+  if (!python::parsesCleanly(source)) return out;
+  for (int pass = 0; pass < opts.maxPasses; ++pass) {
+    FileResult r = checkSource(path, out.source, check);
+    std::vector<const Finding*> candidates;
+    for (const Finding& f : r.findings)
+      if (eligible(f, opts)) candidates.push_back(&f);
+    std::sort(candidates.begin(), candidates.end(),
+              [](const Finding* a, const Finding* b) { return extent(a->fix).first < extent(b->fix).first; });
+    // Non-overlapping fixes, applied back to front so earlier offsets stay valid; each is kept
+    // only if the file still parses with it.
+    std::vector<const Finding*> chosen;
+    uint32_t lastEnd = 0;
+    bool first = true;
+    for (const Finding* f : candidates) {
+      auto [b, e] = extent(f->fix);
+      if (!first && b < lastEnd) continue;
+      chosen.push_back(f);
+      lastEnd = std::max(e, b + 1);
+      first = false;
+    }
+    size_t appliedThisPass = 0;
+    std::string text = out.source;
+    for (auto it = chosen.rbegin(); it != chosen.rend(); ++it) {
+      std::string next = applyEdits(text, (*it)->fix.edits);
+      if (next == text) continue;
+      if (!python::parsesCleanly(next)) {
+        ++out.refused;
+        continue;
+      }
+      text = std::move(next);
+      ++appliedThisPass;
+      out.appliedCodes.emplace_back((*it)->code);
+    }
+    if (appliedThisPass == 0) break;
+    out.applied += appliedThisPass;
+    out.source = std::move(text);
+  }
+  return out;
+}
+
+std::string writeFileAtomically(const std::string& given, const std::string& contents) {
+  // Write through symlinks to the real file instead of replacing the link.
+  char real[PATH_MAX];
+  std::string path = ::realpath(given.c_str(), real) ? std::string(real) : given;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::string("cannot stat: ") + std::strerror(errno);
+  // Root may write anywhere; a file the user marked read-only is still not ours to change.
+  if ((st.st_mode & 0222) == 0) return "file is read-only; fixes not written";
+  if (!S_ISREG(st.st_mode)) return "not a regular file; fixes not written";
+  std::string dir = ".";
+  std::string base = path;
+  if (size_t slash = path.rfind('/'); slash != std::string::npos) {
+    dir = slash == 0 ? "/" : path.substr(0, slash);
+    base = path.substr(slash + 1);
+  }
+  std::string tmpl = dir + "/." + base + ".oomlint-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = ::mkstemp(buf.data());
+  if (fd < 0) return std::string("cannot create temporary file: ") + std::strerror(errno);
+  std::string tmp(buf.data());
+  auto fail = [&](const char* what) {
+    std::string msg = std::string(what) + ": " + std::strerror(errno);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return msg;
+  };
+  size_t off = 0;
+  while (off < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("write failed");
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd, st.st_mode & 07777) != 0) return fail("cannot set file mode");
+  if (::fsync(fd) != 0) return fail("fsync failed");
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    return std::string("close failed: ") + std::strerror(errno);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string msg = std::string("rename failed: ") + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return msg;
+  }
+  return {};
+}
+
+namespace {
+
+std::vector<std::string> splitLines(const std::string& s) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t nl = s.find('\n', start);
+    if (nl == std::string::npos) {
+      lines.push_back(s.substr(start));
+      break;
+    }
+    lines.push_back(s.substr(start, nl - start + 1));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+/// Line-level edit script by longest common subsequence on the region between the common prefix
+/// and suffix (fixes touch few lines, so that region is small).
+struct Op {
+  char kind;  // ' ', '-', '+'
+  size_t a, b;  // line index in before / after
+};
+
+std::vector<Op> diffLines(const std::vector<std::string>& A, const std::vector<std::string>& B) {
+  size_t pre = 0;
+  while (pre < A.size() && pre < B.size() && A[pre] == B[pre]) ++pre;
+  size_t suf = 0;
+  while (suf < A.size() - pre && suf < B.size() - pre && A[A.size() - 1 - suf] == B[B.size() - 1 - suf]) ++suf;
+  size_t n = A.size() - pre - suf, m = B.size() - pre - suf;
+  std::vector<Op> ops;
+  for (size_t i = 0; i < pre; ++i) ops.push_back({' ', i, i});
+  if (n * m > 4'000'000) {
+    // Too large for LCS: replace the whole middle.
+    for (size_t i = 0; i < n; ++i) ops.push_back({'-', pre + i, pre});
+    for (size_t j = 0; j < m; ++j) ops.push_back({'+', pre + n, pre + j});
+  } else {
+    std::vector<std::vector<uint32_t>> L(n + 1, std::vector<uint32_t>(m + 1, 0));
+    for (size_t i = n; i-- > 0;)
+      for (size_t j = m; j-- > 0;)
+        L[i][j] = A[pre + i] == B[pre + j] ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
+    size_t i = 0, j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && A[pre + i] == B[pre + j]) {
+        ops.push_back({' ', pre + i, pre + j});
+        ++i;
+        ++j;
+      } else if (j < m && (i == n || L[i][j + 1] >= L[i + 1][j])) {
+        ops.push_back({'+', pre + i, pre + j});
+        ++j;
+      } else {
+        ops.push_back({'-', pre + i, pre + j});
+        ++i;
+      }
+    }
+  }
+  for (size_t k = 0; k < suf; ++k) ops.push_back({' ', A.size() - suf + k, B.size() - suf + k});
+  return ops;
+}
+
+}  // namespace
+
+std::string unifiedDiff(const std::string& path, const std::string& before, const std::string& after) {
+  if (before == after) return {};
+  auto A = splitLines(before), B = splitLines(after);
+  auto ops = diffLines(A, B);
+  std::string out = "--- " + path + "\n+++ " + path + "\n";
+  const size_t ctx = 3;
+  size_t k = 0;
+  while (k < ops.size()) {
+    while (k < ops.size() && ops[k].kind == ' ') ++k;
+    if (k == ops.size()) break;
+    size_t start = k >= ctx ? k - ctx : 0;
+    size_t end = k;
+    // Extend the hunk while changes are within 2*ctx lines of each other.
+    size_t last = k;
+    for (size_t j = k; j < ops.size(); ++j) {
+      if (ops[j].kind != ' ') last = j;
+      else if (j - last > 2 * ctx) break;
+      end = j;
+    }
+    end = std::min(ops.size() - 1, last + ctx);
+    size_t aStart = ops[start].a, bStart = ops[start].b, aCount = 0, bCount = 0;
+    for (size_t j = start; j <= end; ++j) {
+      if (ops[j].kind != '+') ++aCount;
+      if (ops[j].kind != '-') ++bCount;
+    }
+    out += "@@ -" + std::to_string(aCount ? aStart + 1 : aStart) + "," + std::to_string(aCount) + " +" +
+           std::to_string(bCount ? bStart + 1 : bStart) + "," + std::to_string(bCount) + " @@\n";
+    for (size_t j = start; j <= end; ++j) {
+      const std::string& text = ops[j].kind == '+' ? B[ops[j].b] : A[ops[j].a];
+      out += ops[j].kind;
+      out += text;
+      if (text.empty() || text.back() != '\n') out += "\n\\ No newline at end of file\n";
+    }
+    k = end + 1;
+  }
+  return out;
+}
+
+}  // namespace oomlint

@@ -1,0 +1,37 @@
+#pragma once
+/// Applying fixes: in passes until nothing is left (bounded), refusing any fix whose result no
+/// longer parses, and writing files atomically (temporary file + rename, mode kept).
+
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace oomlint {
+
+struct FixOptions {
+  bool unsafe = false;  // also apply unsafe fixes
+  int maxPasses = 8;
+};
+
+struct FixOutcome {
+  std::string source;    // the fixed text (== input when nothing applied)
+  size_t applied = 0;    // fixes applied over all passes
+  size_t refused = 0;    // fixes dropped because the result would not parse
+  std::vector<std::string> appliedCodes;
+};
+
+/// Fixes `source` in memory. Files with syntax errors are left alone (as ruff does).
+FixOutcome applyFixes(const std::string& path, const std::string& source, const CheckOptions& check, const FixOptions& opts);
+
+/// Applies `edits` (non-overlapping) to `source`.
+std::string applyEdits(const std::string& source, std::vector<Edit> edits);
+
+/// Replaces `path`'s contents atomically: a temporary file in the same folder, fsync, rename.
+/// The file's permission bits are kept. Returns an error message, or "" on success.
+std::string writeFileAtomically(const std::string& path, const std::string& contents);
+
+/// A unified diff (3 lines of context) between two texts, with `---`/`+++` headers naming `path`.
+std::string unifiedDiff(const std::string& path, const std::string& before, const std::string& after);
+
+}  // namespace oomlint

@@ -1,0 +1,90 @@
+#include "model/model.h"
+
+#include <algorithm>
+
+namespace oomlint {
+
+std::string_view Module::lineText(uint32_t line) const {
+  if (line == 0 || line > lineStarts.size()) return {};
+  uint32_t b = lineStarts[line - 1];
+  uint32_t e = line < lineStarts.size() ? lineStarts[line] : static_cast<uint32_t>(source.size());
+  std::string_view t = std::string_view(source).substr(b, e - b);
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);
+  return t;
+}
+
+uint32_t Module::lineOf(uint32_t offset) const {
+  auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset);
+  return static_cast<uint32_t>(it - lineStarts.begin());
+}
+
+std::string_view methodName(const Module& m, NodeId call) {
+  if (call == kNone) return {};
+  const Expr& c = m.expr(call);
+  if (c.kind != ExprKind::Call || c.lhs == kNone) return {};
+  const Expr& callee = m.expr(c.lhs);
+  return callee.kind == ExprKind::Attribute ? callee.text : std::string_view{};
+}
+
+NodeId receiverOf(const Module& m, NodeId call) {
+  if (call == kNone) return kNone;
+  const Expr& c = m.expr(call);
+  if (c.kind != ExprKind::Call || c.lhs == kNone) return kNone;
+  const Expr& callee = m.expr(c.lhs);
+  return callee.kind == ExprKind::Attribute ? callee.lhs : kNone;
+}
+
+std::string_view calleeName(const Module& m, NodeId call) {
+  const Expr& c = m.expr(call);
+  if (c.kind != ExprKind::Call || c.lhs == kNone) return {};
+  const Expr& callee = m.expr(c.lhs);
+  if (callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute) return callee.text;
+  return {};
+}
+
+NodeId positionalArg(const Module& m, NodeId call, uint32_t index) {
+  const Expr& c = m.expr(call);
+  uint32_t seen = 0;
+  for (const Arg& a : argsOf(m, c)) {
+    if (!a.keyword.empty()) continue;
+    if (seen++ == index) return a.value;
+  }
+  return kNone;
+}
+
+NodeId keywordArg(const Module& m, NodeId call, std::string_view name) {
+  const Expr& c = m.expr(call);
+  for (const Arg& a : argsOf(m, c))
+    if (a.keyword == name) return a.value;
+  return kNone;
+}
+
+std::string dottedPath(const Module& m, NodeId e) {
+  std::vector<std::string_view> parts;
+  while (e != kNone) {
+    const Expr& x = m.expr(e);
+    if (x.kind == ExprKind::Name) {
+      parts.push_back(x.text);
+      break;
+    }
+    if (x.kind != ExprKind::Attribute) return {};
+    parts.push_back(x.text);
+    e = x.lhs;
+  }
+  if (e == kNone) return {};
+  std::string out;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (!out.empty()) out += '.';
+    out += *it;
+  }
+  return out;
+}
+
+bool isTrueLiteral(const Module& m, NodeId e) {
+  return e != kNone && m.expr(e).kind == ExprKind::Bool && m.textOf(e) == (m.lang == Lang::Python ? "True" : "true");
+}
+bool isFalseLiteral(const Module& m, NodeId e) {
+  return e != kNone && m.expr(e).kind == ExprKind::Bool && m.textOf(e) == (m.lang == Lang::Python ? "False" : "false");
+}
+
+}  // namespace oomlint

@@ -1,0 +1,209 @@
+#pragma once
+/// The language-neutral program model. Front ends (Python via tree-sitter, C++ via Clang)
+/// lower their syntax trees into this; facts and rules only ever look at this, so a rule
+/// written once applies to both languages.
+///
+/// Everything lives in flat arrays owned by Module and is addressed by 32-bit ids: lowering
+/// a 10k-line file costs a handful of allocations, and ids stay valid while the model grows.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace oomlint {
+
+using NodeId = uint32_t;
+inline constexpr NodeId kNone = UINT32_MAX;
+
+enum class Lang : uint8_t { Python, Cpp };
+
+/// A source range: byte offsets, plus 1-based line and 0-based byte column of both ends.
+struct Span {
+  uint32_t begin = 0, end = 0;
+  uint32_t line = 0, col = 0;
+  uint32_t endLine = 0, endCol = 0;
+};
+
+/// A slice of Module::lists (ids of statements, expressions, decorators ...).
+struct List {
+  uint32_t first = 0, count = 0;
+};
+
+enum class ExprKind : uint8_t {
+  Name,         // text = identifier
+  Attribute,    // lhs = object, text = member
+  Call,         // lhs = callee, args = arguments
+  Subscript,    // lhs = value, rhs = index
+  BinOp,        // lhs op rhs, text = operator
+  UnaryOp,      // lhs = operand
+  Compare,      // args = operands
+  BoolOp,       // args = operands
+  Number,
+  String,
+  Bool,
+  NoneLit,
+  Container,    // list / tuple / set / dict literal, comprehension; args = elements
+  Lambda,       // function = the lambda's Function
+  Conditional,  // args = {body, cond, else}
+  Other,        // anything the rules need not see into; args = sub-expressions
+};
+
+struct Arg {
+  std::string_view keyword;  // empty for positional, "*" / "**" for splats
+  NodeId value = kNone;
+};
+
+struct Expr {
+  ExprKind kind = ExprKind::Other;
+  Span span;
+  std::string_view text;
+  NodeId lhs = kNone;
+  NodeId rhs = kNone;
+  uint32_t firstArg = 0, argCount = 0;  // into Module::args
+  uint32_t canonical = 0;                // into Module::names; 0 = not resolved to an import
+  uint32_t function = 0;                 // Lambda: its Function
+  NodeId stmt = kNone;                   // the statement this expression belongs to
+};
+
+enum class StmtKind : uint8_t {
+  Expr, Assign, AugAssign, For, While, If, With, Try, Return, Delete,
+  FunctionDef, ClassDef, Import, Break, Continue, Raise, Pass, Other,
+};
+
+struct Handler {
+  NodeId type = kNone;  // the exception type expression, kNone for a bare except
+  std::string_view name;
+  Span span;
+  List body;
+};
+
+struct Stmt {
+  StmtKind kind = StmtKind::Other;
+  Span span;
+  NodeId parent = kNone;  // enclosing compound statement; kNone at the top of a function
+  uint32_t function = 0;  // owning Function (0 = module level)
+  NodeId target = kNone;  // Assign / AugAssign / For: the (first) target
+  NodeId value = kNone;   // Assign / AugAssign / Expr / Return: value; For: iterable; While / If: condition
+  std::string_view op;    // AugAssign: "+=" ...
+  List targets;           // Assign: every target; With: context expressions; Delete: targets
+  List body, orelse, finalbody;
+  uint32_t firstHandler = 0, handlerCount = 0;
+  uint32_t def = 0;       // FunctionDef: Function index; ClassDef: Class index
+};
+
+struct Param {
+  std::string_view name;
+  NodeId defaultValue = kNone;
+};
+
+struct Function {
+  std::string_view name;  // "<module>" for the top level, "<lambda>" for lambdas
+  Span span, nameSpan;
+  uint32_t parent = 0;    // enclosing Function
+  int32_t cls = -1;       // Class this is a method of, or -1
+  bool isLambda = false;
+  NodeId defStmt = kNone;
+  NodeId lambdaBody = kNone;  // lambda: its body expression
+  List decorators;        // expressions
+  List body;              // statements
+  uint32_t firstParam = 0, paramCount = 0;
+};
+
+struct Class {
+  std::string_view name;
+  Span span;
+  uint32_t function = 0;  // Function the class is defined in
+  NodeId defStmt = kNone;
+  List bases;             // expressions
+  List body;              // statements
+};
+
+struct Comment {
+  uint32_t line = 0;
+  uint32_t begin = 0, end = 0;  // byte range of the comment text, marker included
+};
+
+/// The first syntax error a front end met. Rules still run over what the parser recovered.
+struct SyntaxIssue {
+  Span span;
+  std::string message;
+};
+
+struct Module {
+  Lang lang = Lang::Python;
+  std::string path;
+  std::string source;
+
+  std::vector<Expr> exprs;
+  std::vector<Stmt> stmts;
+  std::vector<Arg> args;
+  std::vector<NodeId> lists;
+  std::vector<Handler> handlers;
+  std::vector<Param> params;
+  std::vector<Function> functions;  // [0] is the module top level
+  std::vector<Class> classes;
+  std::vector<Comment> comments;
+  std::vector<uint32_t> lineStarts;  // byte offset of each line's start
+  std::vector<std::string> names{std::string()};  // canonical dotted names; [0] = unresolved
+
+  /// Local name -> dotted module path it was imported as (`F` -> `torch.nn.functional`).
+  std::unordered_map<std::string_view, std::string> imports;
+  bool importsTorch = false;      // any torch-family import: rules stay silent otherwise
+  bool truncatedDepth = false;    // nesting beyond the lowering limit was left opaque
+  std::vector<SyntaxIssue> syntaxIssues;
+
+  // Accessors that keep call sites short.
+  const Expr& expr(NodeId id) const { return exprs[id]; }
+  const Stmt& stmt(NodeId id) const { return stmts[id]; }
+  std::string_view textOf(const Span& s) const {
+    return std::string_view(source).substr(s.begin, s.end - s.begin);
+  }
+  std::string_view textOf(NodeId e) const { return textOf(exprs[e].span); }
+  const std::string& canonical(NodeId e) const { return names[exprs[e].canonical]; }
+  const Arg* argsBegin(const Expr& e) const { return args.data() + e.firstArg; }
+  const Arg* argsEnd(const Expr& e) const { return args.data() + e.firstArg + e.argCount; }
+  const NodeId* listBegin(List l) const { return lists.data() + l.first; }
+  const NodeId* listEnd(List l) const { return lists.data() + l.first + l.count; }
+  std::string_view lineText(uint32_t line) const;
+  /// Line (1-based) of a byte offset.
+  uint32_t lineOf(uint32_t offset) const;
+};
+
+/// Iterates ids in a List: `for (NodeId s : items(m, stmt.body))`.
+struct ListRange {
+  const NodeId *b, *e;
+  const NodeId* begin() const { return b; }
+  const NodeId* end() const { return e; }
+  size_t size() const { return static_cast<size_t>(e - b); }
+};
+inline ListRange items(const Module& m, List l) { return {m.listBegin(l), m.listEnd(l)}; }
+
+struct ArgRange {
+  const Arg *b, *e;
+  const Arg* begin() const { return b; }
+  const Arg* end() const { return e; }
+  size_t size() const { return static_cast<size_t>(e - b); }
+};
+inline ArgRange argsOf(const Module& m, const Expr& e) { return {m.argsBegin(e), m.argsEnd(e)}; }
+
+/// Convenience queries used by facts and rules alike.
+/// Method name of a call whose callee is an attribute (`x.backward()` -> "backward"), else "".
+std::string_view methodName(const Module& m, NodeId call);
+/// Receiver of a method call (`x` in `x.backward()`), or kNone.
+NodeId receiverOf(const Module& m, NodeId call);
+/// Simple callee name: `foo(...)` -> "foo", `a.b.foo(...)` -> "foo".
+std::string_view calleeName(const Module& m, NodeId call);
+/// The positional argument at `index`, or kNone.
+NodeId positionalArg(const Module& m, NodeId call, uint32_t index);
+/// The keyword argument `name`, or kNone.
+NodeId keywordArg(const Module& m, NodeId call, std::string_view name);
+/// Dotted source path of a Name/Attribute chain (`self.model.encoder`), or "" for anything else.
+std::string dottedPath(const Module& m, NodeId e);
+/// Strips parentheses-free wrappers the front ends keep (none today); identity for now.
+bool isTrueLiteral(const Module& m, NodeId e);
+bool isFalseLiteral(const Module& m, NodeId e);
+
+}  // namespace oomlint

@@ -1,0 +1,1081 @@
+#include "python/frontend.h"
+
+#include <tree_sitter/api.h>
+
+#include <array>
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+
+extern "C" const TSLanguage* tree_sitter_python(void);
+
+namespace oomlint::python {
+namespace {
+
+/// Node types the lowering distinguishes; everything else is K::Other.
+enum class K : uint8_t {
+  Other, Module, Block, Comment, Error,
+  ExpressionStatement, Assignment, AugmentedAssignment, ForStatement, WhileStatement, IfStatement,
+  ElifClause, ElseClause, WithStatement, WithClause, WithItem, TryStatement, ExceptClause,
+  ExceptGroupClause, FinallyClause, ReturnStatement, DeleteStatement, FunctionDefinition,
+  DecoratedDefinition, Decorator, ClassDefinition, ImportStatement, ImportFromStatement,
+  FutureImportStatement, BreakStatement, ContinueStatement, RaiseStatement, PassStatement,
+  MatchStatement, CaseClause,
+  Identifier, Attribute, Call, ArgumentList, KeywordArgument, ListSplat, DictionarySplat,
+  Subscript, BinaryOperator, UnaryOperator, NotOperator, ComparisonOperator, BooleanOperator,
+  Integer, Float, String, ConcatenatedString, True, False, None, List, Tuple, Set, Dictionary,
+  ListComprehension, SetComprehension, DictionaryComprehension, GeneratorExpression,
+  PatternList, TuplePattern, ListPattern, ExpressionList, ParenthesizedExpression, Lambda,
+  ConditionalExpression, AsPattern, DottedName, AliasedImport, RelativeImport, WildcardImport,
+  Parameters, LambdaParameters, TypedParameter, DefaultParameter, TypedDefaultParameter,
+  ListSplatPattern, DictionarySplatPattern, Yield, Await, NamedExpression,
+};
+
+struct Grammar {
+  const TSLanguage* lang = tree_sitter_python();
+  std::vector<K> kinds;
+  TSFieldId fLeft, fRight, fOperator, fBody, fCondition, fConsequence, fAlternative, fValue,
+      fAlias, fName, fParameters, fSuperclasses, fFunction, fArguments, fObject, fAttribute,
+      fSubscript, fDefinition, fModuleName;
+
+  Grammar() {
+    static const std::unordered_map<std::string_view, K> byName = {
+        {"module", K::Module}, {"block", K::Block}, {"comment", K::Comment}, {"ERROR", K::Error},
+        {"expression_statement", K::ExpressionStatement}, {"assignment", K::Assignment},
+        {"augmented_assignment", K::AugmentedAssignment}, {"for_statement", K::ForStatement},
+        {"while_statement", K::WhileStatement}, {"if_statement", K::IfStatement},
+        {"elif_clause", K::ElifClause}, {"else_clause", K::ElseClause},
+        {"with_statement", K::WithStatement}, {"with_clause", K::WithClause},
+        {"with_item", K::WithItem}, {"try_statement", K::TryStatement},
+        {"except_clause", K::ExceptClause}, {"except_group_clause", K::ExceptGroupClause},
+        {"finally_clause", K::FinallyClause}, {"return_statement", K::ReturnStatement},
+        {"delete_statement", K::DeleteStatement}, {"function_definition", K::FunctionDefinition},
+        {"decorated_definition", K::DecoratedDefinition}, {"decorator", K::Decorator},
+        {"class_definition", K::ClassDefinition}, {"import_statement", K::ImportStatement},
+        {"import_from_statement", K::ImportFromStatement},
+        {"future_import_statement", K::FutureImportStatement},
+        {"break_statement", K::BreakStatement}, {"continue_statement", K::ContinueStatement},
+        {"raise_statement", K::RaiseStatement}, {"pass_statement", K::PassStatement},
+        {"match_statement", K::MatchStatement}, {"case_clause", K::CaseClause},
+        {"identifier", K::Identifier}, {"attribute", K::Attribute}, {"call", K::Call},
+        {"argument_list", K::ArgumentList}, {"keyword_argument", K::KeywordArgument},
+        {"list_splat", K::ListSplat}, {"dictionary_splat", K::DictionarySplat},
+        {"subscript", K::Subscript}, {"binary_operator", K::BinaryOperator},
+        {"unary_operator", K::UnaryOperator}, {"not_operator", K::NotOperator},
+        {"comparison_operator", K::ComparisonOperator}, {"boolean_operator", K::BooleanOperator},
+        {"integer", K::Integer}, {"float", K::Float}, {"string", K::String},
+        {"concatenated_string", K::ConcatenatedString}, {"true", K::True}, {"false", K::False},
+        {"none", K::None}, {"list", K::List}, {"tuple", K::Tuple}, {"set", K::Set},
+        {"dictionary", K::Dictionary}, {"list_comprehension", K::ListComprehension},
+        {"set_comprehension", K::SetComprehension},
+        {"dictionary_comprehension", K::DictionaryComprehension},
+        {"generator_expression", K::GeneratorExpression}, {"pattern_list", K::PatternList},
+        {"tuple_pattern", K::TuplePattern}, {"list_pattern", K::ListPattern},
+        {"expression_list", K::ExpressionList},
+        {"parenthesized_expression", K::ParenthesizedExpression}, {"lambda", K::Lambda},
+        {"conditional_expression", K::ConditionalExpression}, {"as_pattern", K::AsPattern},
+        {"dotted_name", K::DottedName}, {"aliased_import", K::AliasedImport},
+        {"relative_import", K::RelativeImport}, {"wildcard_import", K::WildcardImport},
+        {"parameters", K::Parameters}, {"lambda_parameters", K::LambdaParameters},
+        {"typed_parameter", K::TypedParameter}, {"default_parameter", K::DefaultParameter},
+        {"typed_default_parameter", K::TypedDefaultParameter},
+        {"list_splat_pattern", K::ListSplatPattern},
+        {"dictionary_splat_pattern", K::DictionarySplatPattern}, {"yield", K::Yield},
+        {"await", K::Await}, {"named_expression", K::NamedExpression},
+    };
+    uint32_t count = ts_language_symbol_count(lang);
+    kinds.assign(count + 1, K::Other);
+    for (uint32_t s = 0; s < count; ++s) {
+      if (ts_language_symbol_type(lang, static_cast<TSSymbol>(s)) != TSSymbolTypeRegular) continue;
+      auto it = byName.find(ts_language_symbol_name(lang, static_cast<TSSymbol>(s)));
+      if (it != byName.end()) kinds[s] = it->second;
+    }
+    auto field = [&](const char* n) {
+      return ts_language_field_id_for_name(lang, n, static_cast<uint32_t>(std::strlen(n)));
+    };
+    fLeft = field("left"); fRight = field("right"); fOperator = field("operator");
+    fBody = field("body"); fCondition = field("condition"); fConsequence = field("consequence");
+    fAlternative = field("alternative"); fValue = field("value"); fAlias = field("alias");
+    fName = field("name"); fParameters = field("parameters"); fSuperclasses = field("superclasses");
+    fFunction = field("function"); fArguments = field("arguments"); fObject = field("object");
+    fAttribute = field("attribute"); fSubscript = field("subscript");
+    fDefinition = field("definition"); fModuleName = field("module_name");
+  }
+};
+
+const Grammar& grammar() {
+  static const Grammar g;
+  return g;
+}
+
+/// Nesting deeper than this is left opaque: Python itself refuses far shallower nesting, and
+/// a bounded recursion cannot overflow the stack on adversarial input.
+constexpr int kMaxDepth = 200;
+
+struct Child {
+  TSNode node;
+  TSFieldId field;
+  K kind;
+};
+
+class Lowerer {
+ public:
+  Lowerer(Module& m, TSTree* tree) : m_(m), g_(grammar()), cursor_(ts_tree_cursor_new(ts_tree_root_node(tree))) {}
+  ~Lowerer() { ts_tree_cursor_delete(&cursor_); }
+  Lowerer(const Lowerer&) = delete;
+  Lowerer& operator=(const Lowerer&) = delete;
+
+  void lowerModule(TSNode root) {
+    Function top;
+    top.name = "<module>";
+    top.span = spanOf(root);
+    m_.functions.push_back(top);
+    fn_ = 0;
+    List body = lowerBlockChildren(root, kNone);
+    m_.functions[0].body = body;
+  }
+
+ private:
+  Module& m_;
+  const Grammar& g_;
+  TSTreeCursor cursor_;
+  std::vector<Child> childBuf_;
+  std::vector<NodeId> listBuf_;
+  uint32_t fn_ = 0;
+  int32_t cls_ = -1;
+  int depth_ = 0;
+
+  struct DepthGuard {
+    int& d;
+    explicit DepthGuard(int& depth) : d(depth) { ++d; }
+    ~DepthGuard() { --d; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+  };
+
+  K kindOf(TSNode n) const {
+    TSSymbol s = ts_node_symbol(n);
+    return s < g_.kinds.size() ? g_.kinds[s] : K::Other;
+  }
+
+  Span spanOf(TSNode n) const {
+    Span s;
+    s.begin = ts_node_start_byte(n);
+    s.end = ts_node_end_byte(n);
+    TSPoint a = ts_node_start_point(n), b = ts_node_end_point(n);
+    s.line = a.row + 1;
+    s.col = a.column;
+    s.endLine = b.row + 1;
+    s.endCol = b.column;
+    return s;
+  }
+
+  std::string_view text(TSNode n) const {
+    uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    return std::string_view(m_.source).substr(b, e - b);
+  }
+
+  /// Pushes the named children of `n` onto childBuf_, returns the first index.
+  size_t collectChildren(TSNode n) {
+    size_t start = childBuf_.size();
+    ts_tree_cursor_reset(&cursor_, n);
+    if (!ts_tree_cursor_goto_first_child(&cursor_)) return start;
+    do {
+      TSNode c = ts_tree_cursor_current_node(&cursor_);
+      if (!ts_node_is_named(c)) continue;
+      childBuf_.push_back({c, ts_tree_cursor_current_field_id(&cursor_), kindOf(c)});
+    } while (ts_tree_cursor_goto_next_sibling(&cursor_));
+    return start;
+  }
+
+  TSNode field(TSNode n, TSFieldId f) const { return ts_node_child_by_field_id(n, f); }
+
+  List pushList(size_t from) {
+    List l{static_cast<uint32_t>(m_.lists.size()), static_cast<uint32_t>(listBuf_.size() - from)};
+    m_.lists.insert(m_.lists.end(), listBuf_.begin() + static_cast<long>(from), listBuf_.end());
+    listBuf_.resize(from);
+    return l;
+  }
+
+  NodeId newExpr(ExprKind k, TSNode n) {
+    Expr e;
+    e.kind = k;
+    e.span = spanOf(n);
+    m_.exprs.push_back(e);
+    return static_cast<NodeId>(m_.exprs.size() - 1);
+  }
+
+  NodeId newStmt(StmtKind k, TSNode n, NodeId parent) {
+    Stmt s;
+    s.kind = k;
+    s.span = spanOf(n);
+    s.parent = parent;
+    s.function = fn_;
+    m_.stmts.push_back(s);
+    return static_cast<NodeId>(m_.stmts.size() - 1);
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  /// Lowers the statements that are children of `n` (a module or block).
+  List lowerBlockChildren(TSNode n, NodeId parent) {
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    size_t listStart = listBuf_.size();
+    for (size_t i = start; i < end; ++i) {
+      Child c = childBuf_[i];
+      lowerStatement(c.node, c.kind, parent, listStart);
+    }
+    childBuf_.resize(start);
+    return pushList(listStart);
+  }
+
+  List lowerBody(TSNode block, NodeId parent) {
+    if (ts_node_is_null(block)) return {};
+    if (kindOf(block) == K::Block) return lowerBlockChildren(block, parent);
+    // A single statement where a block was expected (error recovery).
+    size_t listStart = listBuf_.size();
+    lowerStatement(block, kindOf(block), parent, listStart);
+    return pushList(listStart);
+  }
+
+  void lowerStatement(TSNode n, K k, NodeId parent, size_t /*listStart*/) {
+    if (k == K::Comment || k == K::Error) return;  // error regions are not trusted
+    DepthGuard guard(depth_);
+    if (depth_ > kMaxDepth) {
+      m_.truncatedDepth = true;
+      return;
+    }
+    NodeId id = kNone;
+    switch (k) {
+      case K::ExpressionStatement: id = lowerExpressionStatement(n, parent); break;
+      case K::ForStatement: id = lowerFor(n, parent); break;
+      case K::WhileStatement: id = lowerWhile(n, parent); break;
+      case K::IfStatement: id = lowerIf(n, parent); break;
+      case K::WithStatement: id = lowerWith(n, parent); break;
+      case K::TryStatement: id = lowerTry(n, parent); break;
+      case K::ReturnStatement: id = lowerSimple(n, parent, StmtKind::Return); break;
+      case K::DeleteStatement: id = lowerDelete(n, parent); break;
+      case K::RaiseStatement: id = lowerSimple(n, parent, StmtKind::Raise); break;
+      case K::FunctionDefinition: id = lowerFunction(n, parent, {}); break;
+      case K::DecoratedDefinition: id = lowerDecorated(n, parent); break;
+      case K::ClassDefinition: id = lowerClass(n, parent, {}); break;
+      case K::ImportStatement: case K::ImportFromStatement: case K::FutureImportStatement:
+        id = lowerImport(n, k, parent); break;
+      case K::BreakStatement: id = newStmt(StmtKind::Break, n, parent); break;
+      case K::ContinueStatement: id = newStmt(StmtKind::Continue, n, parent); break;
+      case K::PassStatement: id = newStmt(StmtKind::Pass, n, parent); break;
+      case K::MatchStatement: id = lowerMatch(n, parent); break;
+      default: id = lowerSimple(n, parent, StmtKind::Other); break;
+    }
+    if (id != kNone) listBuf_.push_back(id);
+  }
+
+  /// A statement whose only interesting content is its expressions (first one kept as value).
+  NodeId lowerSimple(TSNode n, NodeId parent, StmtKind kind) {
+    NodeId id = newStmt(kind, n, parent);
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    size_t listStart = listBuf_.size();
+    for (size_t i = start; i < end; ++i) {
+      Child c = childBuf_[i];
+      if (c.kind == K::Comment || c.kind == K::Block) continue;
+      NodeId e = lowerExpr(c.node, id);
+      if (e == kNone) continue;
+      if (m_.stmts[id].value == kNone) m_.stmts[id].value = e;
+      listBuf_.push_back(e);
+    }
+    childBuf_.resize(start);
+    m_.stmts[id].targets = pushList(listStart);
+    return id;
+  }
+
+  NodeId lowerExpressionStatement(TSNode n, NodeId parent) {
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    NodeId id = kNone;
+    // `a, b` as a bare statement shows up as several children: lower the first as the value.
+    for (size_t i = start; i < end && id == kNone; ++i) {
+      Child c = childBuf_[i];
+      if (c.kind == K::Comment) continue;
+      if (c.kind == K::Assignment) {
+        id = lowerAssignment(c.node, n, parent);
+      } else if (c.kind == K::AugmentedAssignment) {
+        id = newStmt(StmtKind::AugAssign, n, parent);
+        TSNode op = field(c.node, g_.fOperator);
+        m_.stmts[id].op = ts_node_is_null(op) ? std::string_view{} : text(op);
+        m_.stmts[id].target = lowerExpr(field(c.node, g_.fLeft), id);
+        m_.stmts[id].value = lowerExpr(field(c.node, g_.fRight), id);
+      } else {
+        id = newStmt(StmtKind::Expr, n, parent);
+        m_.stmts[id].value = lowerExpr(c.node, id);
+      }
+    }
+    childBuf_.resize(start);
+    return id;
+  }
+
+  NodeId lowerAssignment(TSNode assign, TSNode stmtNode, NodeId parent) {
+    NodeId id = newStmt(StmtKind::Assign, stmtNode, parent);
+    size_t listStart = listBuf_.size();
+    TSNode cur = assign;
+    // Chained `a = b = value`: the right side nests another assignment.
+    for (int guard = 0; guard < kMaxDepth; ++guard) {
+      TSNode left = field(cur, g_.fLeft);
+      TSNode right = field(cur, g_.fRight);
+      if (!ts_node_is_null(left)) listBuf_.push_back(lowerExpr(left, id));
+      if (ts_node_is_null(right)) break;  // annotation without a value
+      if (kindOf(right) == K::Assignment) {
+        cur = right;
+        continue;
+      }
+      m_.stmts[id].value = lowerExpr(right, id);
+      break;
+    }
+    m_.stmts[id].targets = pushList(listStart);
+    if (m_.stmts[id].targets.count) m_.stmts[id].target = m_.lists[m_.stmts[id].targets.first];
+    if (m_.stmts[id].value == kNone) m_.stmts[id].kind = StmtKind::Other;  // `x: int`
+    return id;
+  }
+
+  NodeId lowerFor(TSNode n, NodeId parent) {
+    NodeId id = newStmt(StmtKind::For, n, parent);
+    m_.stmts[id].target = lowerExpr(field(n, g_.fLeft), id);
+    m_.stmts[id].value = lowerExpr(field(n, g_.fRight), id);
+    m_.stmts[id].body = lowerBody(field(n, g_.fBody), id);
+    TSNode alt = field(n, g_.fAlternative);
+    if (!ts_node_is_null(alt)) m_.stmts[id].orelse = lowerBody(field(alt, g_.fBody), id);
+    return id;
+  }
+
+  NodeId lowerWhile(TSNode n, NodeId parent) {
+    NodeId id = newStmt(StmtKind::While, n, parent);
+    m_.stmts[id].value = lowerExpr(field(n, g_.fCondition), id);
+    m_.stmts[id].body = lowerBody(field(n, g_.fBody), id);
+    TSNode alt = field(n, g_.fAlternative);
+    if (!ts_node_is_null(alt)) m_.stmts[id].orelse = lowerBody(field(alt, g_.fBody), id);
+    return id;
+  }
+
+  /// if / elif / else: elif chains become nested Ifs in `orelse`.
+  NodeId lowerIf(TSNode n, NodeId parent) {
+    NodeId id = newStmt(StmtKind::If, n, parent);
+    m_.stmts[id].value = lowerExpr(field(n, g_.fCondition), id);
+    m_.stmts[id].body = lowerBody(field(n, g_.fConsequence), id);
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    std::vector<Child> alts;
+    for (size_t i = start; i < end; ++i)
+      if (childBuf_[i].field == g_.fAlternative) alts.push_back(childBuf_[i]);
+    childBuf_.resize(start);
+    NodeId owner = id;
+    for (const Child& a : alts) {
+      if (a.kind == K::ElseClause) {
+        m_.stmts[owner].orelse = lowerBody(field(a.node, g_.fBody), owner);
+        break;
+      }
+      if (a.kind != K::ElifClause) continue;
+      DepthGuard guard(depth_);
+      if (depth_ > kMaxDepth) {
+        m_.truncatedDepth = true;
+        break;
+      }
+      NodeId elif = newStmt(StmtKind::If, a.node, owner);
+      m_.stmts[elif].value = lowerExpr(field(a.node, g_.fCondition), elif);
+      m_.stmts[elif].body = lowerBody(field(a.node, g_.fConsequence), elif);
+      m_.stmts[owner].orelse = List{static_cast<uint32_t>(m_.lists.size()), 1};
+      m_.lists.push_back(elif);
+      owner = elif;
+    }
+    return id;
+  }
+
+  NodeId lowerWith(TSNode n, NodeId parent) {
+    NodeId id = newStmt(StmtKind::With, n, parent);
+    size_t listStart = listBuf_.size();
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    for (size_t i = start; i < end; ++i) {
+      if (childBuf_[i].kind != K::WithClause) continue;
+      TSNode clause = childBuf_[i].node;
+      uint32_t count = ts_node_named_child_count(clause);
+      for (uint32_t j = 0; j < count; ++j) {
+        TSNode item = ts_node_named_child(clause, j);
+        if (kindOf(item) != K::WithItem) continue;
+        TSNode value = field(item, g_.fValue);
+        if (ts_node_is_null(value)) continue;
+        if (kindOf(value) == K::AsPattern && ts_node_named_child_count(value) > 0)
+          value = ts_node_named_child(value, 0);  // `ctx as alias`: keep the context expression
+        listBuf_.push_back(lowerExpr(value, id));
+      }
+    }
+    childBuf_.resize(start);
+    m_.stmts[id].targets = pushList(listStart);
+    m_.stmts[id].body = lowerBody(field(n, g_.fBody), id);
+    return id;
+  }
+
+  NodeId lowerTry(TSNode n, NodeId parent) {
+    NodeId id = newStmt(StmtKind::Try, n, parent);
+    m_.stmts[id].body = lowerBody(field(n, g_.fBody), id);
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    std::vector<Child> clauses(childBuf_.begin() + static_cast<long>(start), childBuf_.end());
+    childBuf_.resize(start);
+    (void)end;
+    std::vector<Handler> handlers;
+    for (const Child& c : clauses) {
+      if (c.kind == K::ExceptClause || c.kind == K::ExceptGroupClause) {
+        Handler h;
+        h.span = spanOf(c.node);
+        TSNode block{};
+        bool haveBlock = false;
+        uint32_t count = ts_node_named_child_count(c.node);
+        for (uint32_t j = 0; j < count; ++j) {
+          TSNode ch = ts_node_named_child(c.node, j);
+          K ck = kindOf(ch);
+          if (ck == K::Block) {
+            block = ch;
+            haveBlock = true;
+          } else if (ck == K::Comment) {
+            continue;
+          } else if (h.type == kNone) {
+            TSNode typeNode = ch;
+            if (ck == K::AsPattern && ts_node_named_child_count(ch) > 0) {
+              typeNode = ts_node_named_child(ch, 0);
+              TSNode alias = ts_node_named_child(ch, ts_node_named_child_count(ch) - 1);
+              if (!ts_node_is_null(alias) && ts_node_named_child_count(ch) > 1) h.name = text(alias);
+            }
+            h.type = lowerExpr(typeNode, id);
+          } else if (ck == K::Identifier && h.name.empty()) {
+            h.name = text(ch);
+          }
+        }
+        if (haveBlock) h.body = lowerBody(block, id);
+        handlers.push_back(h);
+      } else if (c.kind == K::ElseClause) {
+        m_.stmts[id].orelse = lowerBody(field(c.node, g_.fBody), id);
+      } else if (c.kind == K::FinallyClause) {
+        uint32_t count = ts_node_named_child_count(c.node);
+        for (uint32_t j = 0; j < count; ++j) {
+          TSNode ch = ts_node_named_child(c.node, j);
+          if (kindOf(ch) == K::Block) m_.stmts[id].finalbody = lowerBody(ch, id);
+        }
+      }
+    }
+    m_.stmts[id].firstHandler = static_cast<uint32_t>(m_.handlers.size());
+    m_.stmts[id].handlerCount = static_cast<uint32_t>(handlers.size());
+    m_.handlers.insert(m_.handlers.end(), handlers.begin(), handlers.end());
+    return id;
+  }
+
+  NodeId lowerDelete(TSNode n, NodeId parent) {
+    NodeId id = newStmt(StmtKind::Delete, n, parent);
+    size_t listStart = listBuf_.size();
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    for (size_t i = start; i < end; ++i) {
+      Child c = childBuf_[i];
+      if (c.kind == K::Comment) continue;
+      if (c.kind == K::ExpressionList) {
+        size_t s2 = collectChildren(c.node);
+        size_t e2 = childBuf_.size();
+        for (size_t j = s2; j < e2; ++j)
+          if (childBuf_[j].kind != K::Comment) listBuf_.push_back(lowerExpr(childBuf_[j].node, id));
+        childBuf_.resize(s2);
+      } else {
+        listBuf_.push_back(lowerExpr(c.node, id));
+      }
+    }
+    childBuf_.resize(start);
+    m_.stmts[id].targets = pushList(listStart);
+    return id;
+  }
+
+  /// `match` becomes a chain of Ifs, one per case, so facts see alternative branches.
+  NodeId lowerMatch(TSNode n, NodeId parent) {
+    NodeId id = newStmt(StmtKind::If, n, parent);
+    TSNode subject = ts_node_child_by_field_name(n, "subject", 7);
+    if (!ts_node_is_null(subject)) m_.stmts[id].value = lowerExpr(subject, id);
+    TSNode body = field(n, g_.fBody);
+    if (ts_node_is_null(body)) return id;
+    NodeId owner = id;
+    bool first = true;
+    uint32_t count = ts_node_named_child_count(body);
+    for (uint32_t j = 0; j < count; ++j) {
+      TSNode c = ts_node_named_child(body, j);
+      if (kindOf(c) != K::CaseClause) continue;
+      TSNode consequence = ts_node_child_by_field_name(c, "consequence", 11);
+      if (first) {
+        m_.stmts[id].body = lowerBody(consequence, id);
+        first = false;
+        continue;
+      }
+      DepthGuard guard(depth_);
+      if (depth_ > kMaxDepth) break;
+      NodeId next = newStmt(StmtKind::If, c, owner);
+      m_.stmts[next].body = lowerBody(consequence, next);
+      m_.stmts[owner].orelse = List{static_cast<uint32_t>(m_.lists.size()), 1};
+      m_.lists.push_back(next);
+      owner = next;
+    }
+    return id;
+  }
+
+  NodeId lowerDecorated(TSNode n, NodeId parent) {
+    size_t listStart = listBuf_.size();
+    TSNode def{};
+    bool haveDef = false;
+    // Decorators are lowered after the def statement exists so they belong to it.
+    std::vector<TSNode> decorators;
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    for (size_t i = start; i < end; ++i) {
+      Child c = childBuf_[i];
+      if (c.kind == K::Decorator) decorators.push_back(c.node);
+      if (c.field == g_.fDefinition) {
+        def = c.node;
+        haveDef = true;
+      }
+    }
+    childBuf_.resize(start);
+    (void)listStart;
+    if (!haveDef) return lowerSimple(n, parent, StmtKind::Other);
+    if (kindOf(def) == K::FunctionDefinition) return lowerFunction(def, parent, decorators, n);
+    if (kindOf(def) == K::ClassDefinition) return lowerClass(def, parent, decorators, n);
+    return lowerSimple(n, parent, StmtKind::Other);
+  }
+
+  List lowerDecorators(const std::vector<TSNode>& decorators, NodeId stmt) {
+    size_t listStart = listBuf_.size();
+    for (TSNode d : decorators) {
+      if (ts_node_named_child_count(d) == 0) continue;
+      TSNode e = ts_node_named_child(d, 0);
+      if (kindOf(e) == K::Comment) continue;
+      listBuf_.push_back(lowerExpr(e, stmt));
+    }
+    return pushList(listStart);
+  }
+
+  NodeId lowerFunction(TSNode n, NodeId parent, const std::vector<TSNode>& decorators,
+                       TSNode outer = TSNode{}) {
+    NodeId id = newStmt(StmtKind::FunctionDef, ts_node_is_null(outer) ? n : outer, parent);
+    Function f;
+    TSNode name = field(n, g_.fName);
+    f.name = ts_node_is_null(name) ? std::string_view("<anonymous>") : text(name);
+    f.span = spanOf(n);
+    f.nameSpan = ts_node_is_null(name) ? f.span : spanOf(name);
+    f.parent = fn_;
+    f.cls = cls_;
+    f.defStmt = id;
+    m_.functions.push_back(f);
+    uint32_t index = static_cast<uint32_t>(m_.functions.size() - 1);
+    m_.stmts[id].def = index;
+    // Decorators and defaults are evaluated in the enclosing scope.
+    List decos = lowerDecorators(decorators, id);
+    lowerParams(field(n, g_.fParameters), index, id);
+    m_.functions[index].decorators = decos;
+    uint32_t savedFn = fn_;
+    int32_t savedCls = cls_;
+    fn_ = index;
+    cls_ = -1;
+    List body = lowerBody(field(n, g_.fBody), kNone);
+    fn_ = savedFn;
+    cls_ = savedCls;
+    m_.functions[index].body = body;
+    return id;
+  }
+
+  void lowerParams(TSNode params, uint32_t function, NodeId stmt) {
+    m_.functions[function].firstParam = static_cast<uint32_t>(m_.params.size());
+    if (ts_node_is_null(params)) return;
+    uint32_t count = ts_node_named_child_count(params);
+    std::vector<Param> out;
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode p = ts_node_named_child(params, i);
+      Param param;
+      switch (kindOf(p)) {
+        case K::Identifier: param.name = text(p); break;
+        case K::TypedParameter:
+        case K::ListSplatPattern:
+        case K::DictionarySplatPattern: {
+          TSNode inner = ts_node_named_child(p, 0);
+          while (!ts_node_is_null(inner) && kindOf(inner) != K::Identifier && ts_node_named_child_count(inner) > 0)
+            inner = ts_node_named_child(inner, 0);
+          if (!ts_node_is_null(inner) && kindOf(inner) == K::Identifier) param.name = text(inner);
+          break;
+        }
+        case K::DefaultParameter:
+        case K::TypedDefaultParameter: {
+          TSNode nm = field(p, g_.fName);
+          if (!ts_node_is_null(nm)) param.name = text(nm);
+          TSNode v = field(p, g_.fValue);
+          if (!ts_node_is_null(v)) param.defaultValue = lowerExpr(v, stmt);
+          break;
+        }
+        default: continue;
+      }
+      if (!param.name.empty()) out.push_back(param);
+    }
+    m_.params.insert(m_.params.end(), out.begin(), out.end());
+    m_.functions[function].paramCount = static_cast<uint32_t>(out.size());
+  }
+
+  NodeId lowerClass(TSNode n, NodeId parent, const std::vector<TSNode>& decorators, TSNode outer = TSNode{}) {
+    NodeId id = newStmt(StmtKind::ClassDef, ts_node_is_null(outer) ? n : outer, parent);
+    Class c;
+    TSNode name = field(n, g_.fName);
+    c.name = ts_node_is_null(name) ? std::string_view("<anonymous>") : text(name);
+    c.span = spanOf(n);
+    c.function = fn_;
+    c.defStmt = id;
+    m_.classes.push_back(c);
+    int32_t index = static_cast<int32_t>(m_.classes.size() - 1);
+    m_.stmts[id].def = static_cast<uint32_t>(index);
+    lowerDecorators(decorators, id);
+    TSNode supers = field(n, g_.fSuperclasses);
+    size_t listStart = listBuf_.size();
+    if (!ts_node_is_null(supers)) {
+      size_t start = collectChildren(supers);
+      size_t end = childBuf_.size();
+      for (size_t i = start; i < end; ++i) {
+        Child ch = childBuf_[i];
+        if (ch.kind == K::KeywordArgument || ch.kind == K::Comment) continue;
+        listBuf_.push_back(lowerExpr(ch.node, id));
+      }
+      childBuf_.resize(start);
+    }
+    m_.classes[static_cast<size_t>(index)].bases = pushList(listStart);
+    int32_t savedCls = cls_;
+    cls_ = index;
+    // Class bodies run in the enclosing function's frame for our purposes; methods get cls_.
+    List body = lowerBody(field(n, g_.fBody), id);
+    cls_ = savedCls;
+    m_.classes[static_cast<size_t>(index)].body = body;
+    m_.stmts[id].body = body;
+    return id;
+  }
+
+  NodeId lowerImport(TSNode n, K k, NodeId parent) {
+    NodeId id = newStmt(StmtKind::Import, n, parent);
+    if (k == K::FutureImportStatement) return id;
+    std::string base;
+    if (k == K::ImportFromStatement) {
+      TSNode mod = field(n, g_.fModuleName);
+      if (ts_node_is_null(mod)) return id;
+      base = std::string(text(mod));
+      noteImportRoot(base);
+    }
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    for (size_t i = start; i < end; ++i) {
+      Child c = childBuf_[i];
+      if (c.field != g_.fName) continue;
+      std::string_view dotted, alias;
+      if (c.kind == K::DottedName) {
+        dotted = text(c.node);
+      } else if (c.kind == K::AliasedImport) {
+        TSNode nm = field(c.node, g_.fName), al = field(c.node, g_.fAlias);
+        if (ts_node_is_null(nm)) continue;
+        dotted = text(nm);
+        if (!ts_node_is_null(al)) alias = text(al);
+      } else {
+        continue;
+      }
+      std::string full = base.empty() ? std::string(dotted) : base + "." + std::string(dotted);
+      // Dotted names may span lines with backslashes or spaces; normalise.
+      std::erase_if(full, [](char ch) { return ch == ' ' || ch == '\\' || ch == '\n' || ch == '\r' || ch == '\t'; });
+      if (k == K::ImportStatement) noteImportRoot(full);
+      if (!alias.empty()) {
+        m_.imports[alias] = full;
+      } else if (k == K::ImportStatement) {
+        // `import torch.nn` binds `torch`.
+        std::string_view head = dotted.substr(0, dotted.find('.'));
+        m_.imports[head] = std::string(head);
+      } else {
+        m_.imports[dotted] = full;
+      }
+    }
+    childBuf_.resize(start);
+    return id;
+  }
+
+  void noteImportRoot(std::string_view module) {
+    std::string_view root = module.substr(0, module.find('.'));
+    static constexpr std::array<std::string_view, 14> kTorchFamily = {
+        "torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning",
+        "transformers", "accelerate", "timm", "deepspeed", "fairscale", "torchmetrics", "apex", "diffusers"};
+    for (std::string_view t : kTorchFamily)
+      if (root == t) m_.importsTorch = true;
+  }
+
+  // ---------------------------------------------------------------- expressions
+
+  NodeId lowerExpr(TSNode n, NodeId stmt) {
+    if (ts_node_is_null(n)) return kNone;
+    DepthGuard guard(depth_);
+    if (depth_ > kMaxDepth) {
+      m_.truncatedDepth = true;
+      NodeId id = newExpr(ExprKind::Other, n);
+      m_.exprs[id].stmt = stmt;
+      return id;
+    }
+    K k = kindOf(n);
+    // Parentheses carry no meaning for the model.
+    while (k == K::ParenthesizedExpression && ts_node_named_child_count(n) == 1) {
+      TSNode inner = ts_node_named_child(n, 0);
+      if (kindOf(inner) == K::Comment) break;
+      n = inner;
+      k = kindOf(n);
+    }
+    NodeId id = kNone;
+    switch (k) {
+      case K::Identifier:
+        id = newExpr(ExprKind::Name, n);
+        m_.exprs[id].text = text(n);
+        break;
+      case K::Attribute: {
+        NodeId obj = lowerExpr(field(n, g_.fObject), stmt);
+        id = newExpr(ExprKind::Attribute, n);
+        m_.exprs[id].lhs = obj;
+        TSNode attr = field(n, g_.fAttribute);
+        if (!ts_node_is_null(attr)) m_.exprs[id].text = text(attr);
+        break;
+      }
+      case K::Call: id = lowerCall(n, stmt); break;
+      case K::Subscript: {
+        NodeId value = lowerExpr(field(n, g_.fObject == 0 ? g_.fValue : g_.fValue), stmt);
+        NodeId index = lowerExpr(field(n, g_.fSubscript), stmt);
+        id = newExpr(ExprKind::Subscript, n);
+        m_.exprs[id].lhs = value;
+        m_.exprs[id].rhs = index;
+        break;
+      }
+      case K::BinaryOperator: {
+        NodeId l = lowerExpr(field(n, g_.fLeft), stmt);
+        NodeId r = lowerExpr(field(n, g_.fRight), stmt);
+        id = newExpr(ExprKind::BinOp, n);
+        m_.exprs[id].lhs = l;
+        m_.exprs[id].rhs = r;
+        TSNode op = field(n, g_.fOperator);
+        if (!ts_node_is_null(op)) m_.exprs[id].text = text(op);
+        break;
+      }
+      case K::UnaryOperator: case K::NotOperator: case K::Await: {
+        TSNode operand = ts_node_named_child(n, ts_node_named_child_count(n) - 1);
+        NodeId o = lowerExpr(operand, stmt);
+        id = newExpr(k == K::Await ? ExprKind::Other : ExprKind::UnaryOp, n);
+        m_.exprs[id].lhs = o;
+        if (k == K::Await) setArgs(id, {o});
+        break;
+      }
+      case K::Integer: case K::Float:
+        id = newExpr(ExprKind::Number, n);
+        m_.exprs[id].text = text(n);
+        break;
+      case K::String: case K::ConcatenatedString:
+        id = newExpr(ExprKind::String, n);
+        m_.exprs[id].text = text(n);
+        break;
+      case K::True: case K::False:
+        id = newExpr(ExprKind::Bool, n);
+        m_.exprs[id].text = text(n);
+        break;
+      case K::None:
+        id = newExpr(ExprKind::NoneLit, n);
+        break;
+      case K::Lambda: id = lowerLambda(n, stmt); break;
+      case K::ComparisonOperator: id = lowerWithChildren(n, stmt, ExprKind::Compare); break;
+      case K::BooleanOperator: id = lowerWithChildren(n, stmt, ExprKind::BoolOp); break;
+      case K::ConditionalExpression: id = lowerWithChildren(n, stmt, ExprKind::Conditional); break;
+      case K::List: case K::Tuple: case K::Set: case K::Dictionary: case K::ListComprehension:
+      case K::SetComprehension: case K::DictionaryComprehension: case K::GeneratorExpression:
+      case K::PatternList: case K::TuplePattern: case K::ListPattern: case K::ExpressionList:
+      case K::ParenthesizedExpression:
+        id = lowerWithChildren(n, stmt, ExprKind::Container);
+        break;
+      case K::Error:
+        id = newExpr(ExprKind::Other, n);  // not trusted: nothing inside is lowered
+        break;
+      default: id = lowerWithChildren(n, stmt, ExprKind::Other); break;
+    }
+    m_.exprs[id].stmt = stmt;
+    return id;
+  }
+
+  void setArgs(NodeId id, std::initializer_list<NodeId> values) {
+    m_.exprs[id].firstArg = static_cast<uint32_t>(m_.args.size());
+    for (NodeId v : values)
+      if (v != kNone) m_.args.push_back({{}, v});
+    m_.exprs[id].argCount = static_cast<uint32_t>(m_.args.size()) - m_.exprs[id].firstArg;
+  }
+
+  /// Generic: lowers every named child as an element (keyword arguments keep their names).
+  NodeId lowerWithChildren(TSNode n, NodeId stmt, ExprKind kind) {
+    std::vector<Arg> elems;
+    size_t start = collectChildren(n);
+    size_t end = childBuf_.size();
+    std::vector<Child> kids(childBuf_.begin() + static_cast<long>(start), childBuf_.end());
+    childBuf_.resize(start);
+    (void)end;
+    for (const Child& c : kids) {
+      if (c.kind == K::Comment) continue;
+      if (c.kind == K::KeywordArgument) {
+        TSNode nm = field(c.node, g_.fName);
+        NodeId v = lowerExpr(field(c.node, g_.fValue), stmt);
+        if (v != kNone) elems.push_back({ts_node_is_null(nm) ? std::string_view{} : text(nm), v});
+        continue;
+      }
+      NodeId v = lowerExpr(c.node, stmt);
+      if (v != kNone) elems.push_back({{}, v});
+    }
+    NodeId id = newExpr(kind, n);
+    m_.exprs[id].firstArg = static_cast<uint32_t>(m_.args.size());
+    m_.exprs[id].argCount = static_cast<uint32_t>(elems.size());
+    m_.args.insert(m_.args.end(), elems.begin(), elems.end());
+    if (kind == ExprKind::Other || kind == ExprKind::Compare || kind == ExprKind::BoolOp) {
+      // Operators' text helps rules read `x == y` and `a and b`.
+      if (kind != ExprKind::Other) {
+        uint32_t count = ts_node_child_count(n);
+        for (uint32_t i = 0; i < count; ++i) {
+          TSNode c = ts_node_child(n, i);
+          if (!ts_node_is_named(c)) {
+            m_.exprs[id].text = text(c);
+            break;
+          }
+        }
+      }
+    }
+    return id;
+  }
+
+  NodeId lowerCall(TSNode n, NodeId stmt) {
+    NodeId callee = lowerExpr(field(n, g_.fFunction), stmt);
+    std::vector<Arg> args;
+    TSNode argNode = field(n, g_.fArguments);
+    if (!ts_node_is_null(argNode)) {
+      if (kindOf(argNode) == K::GeneratorExpression) {
+        NodeId v = lowerExpr(argNode, stmt);
+        if (v != kNone) args.push_back({{}, v});
+      } else {
+        size_t start = collectChildren(argNode);
+        std::vector<Child> kids(childBuf_.begin() + static_cast<long>(start), childBuf_.end());
+        childBuf_.resize(start);
+        for (const Child& c : kids) {
+          switch (c.kind) {
+            case K::Comment: break;
+            case K::KeywordArgument: {
+              TSNode nm = field(c.node, g_.fName);
+              NodeId v = lowerExpr(field(c.node, g_.fValue), stmt);
+              if (v != kNone && !ts_node_is_null(nm)) args.push_back({text(nm), v});
+              break;
+            }
+            case K::ListSplat: case K::DictionarySplat: {
+              NodeId v = ts_node_named_child_count(c.node) ? lowerExpr(ts_node_named_child(c.node, 0), stmt) : kNone;
+              if (v != kNone) args.push_back({c.kind == K::ListSplat ? "*" : "**", v});
+              break;
+            }
+            default: {
+              NodeId v = lowerExpr(c.node, stmt);
+              if (v != kNone) args.push_back({{}, v});
+            }
+          }
+        }
+      }
+    }
+    NodeId id = newExpr(ExprKind::Call, n);
+    m_.exprs[id].lhs = callee;
+    m_.exprs[id].firstArg = static_cast<uint32_t>(m_.args.size());
+    m_.exprs[id].argCount = static_cast<uint32_t>(args.size());
+    m_.args.insert(m_.args.end(), args.begin(), args.end());
+    return id;
+  }
+
+  NodeId lowerLambda(TSNode n, NodeId stmt) {
+    Function f;
+    f.name = "<lambda>";
+    f.span = spanOf(n);
+    f.nameSpan = f.span;
+    f.parent = fn_;
+    f.cls = -1;
+    f.isLambda = true;
+    m_.functions.push_back(f);
+    uint32_t index = static_cast<uint32_t>(m_.functions.size() - 1);
+    lowerParams(field(n, g_.fParameters), index, stmt);
+    uint32_t saved = fn_;
+    fn_ = index;
+    NodeId body = lowerExpr(field(n, g_.fBody), stmt);
+    fn_ = saved;
+    m_.functions[index].lambdaBody = body;
+    NodeId id = newExpr(ExprKind::Lambda, n);
+    m_.exprs[id].function = index;
+    setArgs(id, {body});
+    return id;
+  }
+};
+
+/// Finds the first ERROR or MISSING node, descending only into subtrees that contain one.
+void recordFirstSyntaxIssue(Module& m, TSNode root) {
+  if (!ts_node_has_error(root)) return;
+  TSNode n = root;
+  for (int guard = 0; guard < 100000; ++guard) {
+    if (ts_node_is_missing(n) || std::strcmp(ts_node_type(n), "ERROR") == 0) break;
+    uint32_t count = ts_node_child_count(n);
+    bool descended = false;
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode c = ts_node_child(n, i);
+      if (ts_node_has_error(c) || ts_node_is_missing(c)) {
+        n = c;
+        descended = true;
+        break;
+      }
+    }
+    if (!descended) break;
+  }
+  SyntaxIssue issue;
+  issue.span.begin = ts_node_start_byte(n);
+  issue.span.end = ts_node_end_byte(n);
+  TSPoint a = ts_node_start_point(n), b = ts_node_end_point(n);
+  issue.span.line = a.row + 1;
+  issue.span.col = a.column;
+  issue.span.endLine = b.row + 1;
+  issue.span.endCol = b.column;
+  if (ts_node_is_missing(n)) {
+    issue.message = std::string("syntax error: expected `") + ts_node_type(n) + "`";
+  } else {
+    // Name what the parser choked on: the first token of the error region.
+    std::string_view src(m.source);
+    std::string_view tok = src.substr(issue.span.begin, std::min<uint32_t>(issue.span.end - issue.span.begin, 40));
+    size_t cut = tok.find_first_of("\r\n");
+    if (cut != std::string_view::npos) tok = tok.substr(0, cut);
+    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t')) tok.remove_suffix(1);
+    bool printable = !tok.empty();
+    for (unsigned char ch : tok)
+      if (ch < 0x20 || ch >= 0x7f) printable = false;
+    issue.message = printable ? "syntax error: unexpected `" + std::string(tok) + "`" : std::string("syntax error");
+  }
+  m.syntaxIssues.push_back(std::move(issue));
+}
+
+void computeLineStarts(Module& m) {
+  m.lineStarts.clear();
+  m.lineStarts.push_back(0);
+  const char* p = m.source.data();
+  const char* end = p + m.source.size();
+  while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))) != nullptr) {
+    ++p;
+    m.lineStarts.push_back(static_cast<uint32_t>(p - m.source.data()));
+  }
+}
+
+/// Resolves Name/Attribute chains to dotted canonical names through the import table.
+/// Expressions are stored children first, so one forward pass sees each object before its attribute.
+void resolveCanonicalNames(Module& m) {
+  if (m.imports.empty()) return;
+  std::unordered_map<std::string, uint32_t> interned;
+  auto intern = [&](std::string s) -> uint32_t {
+    auto [it, inserted] = interned.try_emplace(std::move(s), static_cast<uint32_t>(m.names.size()));
+    if (inserted) m.names.push_back(it->first);
+    return it->second;
+  };
+  for (Expr& e : m.exprs) {
+    if (e.kind == ExprKind::Name) {
+      auto it = m.imports.find(e.text);
+      if (it != m.imports.end()) e.canonical = intern(it->second);
+    } else if (e.kind == ExprKind::Attribute && e.lhs != kNone) {
+      uint32_t base = m.exprs[e.lhs].canonical;
+      if (base != 0) e.canonical = intern(m.names[base] + "." + std::string(e.text));
+    } else if (e.kind == ExprKind::Call && e.lhs != kNone) {
+      e.canonical = m.exprs[e.lhs].canonical;
+    }
+  }
+}
+
+/// Keeps only comments that carry suppressions; found by text search, confirmed by the tree.
+void collectDirectiveComments(Module& m, TSNode root) {
+  std::string_view src(m.source);
+  std::vector<uint32_t> seenLines;
+  for (std::string_view marker : {std::string_view("noqa"), std::string_view("oomlint:"), std::string_view("NOQA")}) {
+    size_t pos = 0;
+    while ((pos = src.find(marker, pos)) != std::string_view::npos) {
+      size_t hash = src.rfind('#', pos);
+      size_t lineStart = src.rfind('\n', pos);
+      lineStart = lineStart == std::string_view::npos ? 0 : lineStart + 1;
+      if (hash != std::string_view::npos && hash >= lineStart) {
+        TSNode n = ts_node_descendant_for_byte_range(root, static_cast<uint32_t>(hash), static_cast<uint32_t>(hash + 1));
+        if (!ts_node_is_null(n) && std::strcmp(ts_node_type(n), "comment") == 0) {
+          Comment c;
+          c.begin = ts_node_start_byte(n);
+          c.end = ts_node_end_byte(n);
+          c.line = ts_node_start_point(n).row + 1;
+          bool dup = false;
+          for (const Comment& old : m.comments)
+            if (old.begin == c.begin) dup = true;
+          if (!dup) m.comments.push_back(c);
+        }
+      }
+      pos += marker.size();
+    }
+  }
+}
+
+std::unique_ptr<Module> lowerTree(std::string path, std::string source, TSTree* tree) {
+  auto m = std::make_unique<Module>();
+  m->lang = Lang::Python;
+  m->path = std::move(path);
+  m->source = std::move(source);
+  computeLineStarts(*m);
+  TSNode root = ts_tree_root_node(tree);
+  m->exprs.reserve(m->source.size() / 6);
+  m->stmts.reserve(m->source.size() / 40);
+  {
+    Lowerer lowerer(*m, tree);
+    lowerer.lowerModule(root);
+  }
+  recordFirstSyntaxIssue(*m, root);
+  resolveCanonicalNames(*m);
+  collectDirectiveComments(*m, root);
+  return m;
+}
+
+struct ParserHandle {
+  TSParser* parser = ts_parser_new();
+  ParserHandle() { ts_parser_set_language(parser, tree_sitter_python()); }
+  ~ParserHandle() { ts_parser_delete(parser); }
+  ParserHandle(const ParserHandle&) = delete;
+  ParserHandle& operator=(const ParserHandle&) = delete;
+};
+
+TSParser* threadParser() {
+  thread_local ParserHandle handle;
+  return handle.parser;
+}
+
+}  // namespace
+
+std::unique_ptr<Module> parse(std::string path, std::string source) {
+  TSParser* parser = threadParser();
+  TSTree* tree = ts_parser_parse_string(parser, nullptr, source.data(), static_cast<uint32_t>(source.size()));
+  auto m = lowerTree(std::move(path), std::move(source), tree);
+  ts_tree_delete(tree);
+  return m;
+}
+
+std::unique_ptr<Module> parseIncremental(std::string path, std::string source, TSTree** tree) {
+  TSParser* parser = threadParser();
+  TSTree* next = ts_parser_parse_string(parser, *tree, source.data(), static_cast<uint32_t>(source.size()));
+  auto m = lowerTree(std::move(path), std::move(source), next);
+  if (*tree) ts_tree_delete(*tree);
+  *tree = next;
+  return m;
+}
+
+bool parsesCleanly(const std::string& source) {
+  TSParser* parser = threadParser();
+  TSTree* tree = ts_parser_parse_string(parser, nullptr, source.data(), static_cast<uint32_t>(source.size()));
+  bool ok = !ts_node_has_error(ts_tree_root_node(tree));
+  ts_tree_delete(tree);
+  return ok;
+}
+
+}  // namespace oomlint::python

@@ -1,0 +1,259 @@
+#include "rules/common.h"
+
+#include <cctype>
+
+namespace oomlint::rules {
+namespace {
+
+bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// Start offset of an argument, including `name=` for keyword arguments and `*`/`**` for splats.
+uint32_t argStart(const Module& m, const Arg& a) {
+  uint32_t b = m.expr(a.value).span.begin;
+  std::string_view src(m.source);
+  if (a.keyword.empty()) return b;
+  uint32_t i = b;
+  while (i > 0 && (src[i - 1] == ' ' || src[i - 1] == '\t')) --i;
+  if (a.keyword == "*" || a.keyword == "**") {
+    while (i > 0 && src[i - 1] == '*') --i;
+    return i;
+  }
+  if (i == 0 || src[i - 1] != '=') return b;
+  --i;
+  while (i > 0 && (src[i - 1] == ' ' || src[i - 1] == '\t')) --i;
+  if (i < a.keyword.size() || src.substr(i - a.keyword.size(), a.keyword.size()) != a.keyword) return b;
+  return static_cast<uint32_t>(i - a.keyword.size());
+}
+
+bool removeArgAt(const Module& m, NodeId call, uint32_t index, Edit& out) {
+  const Expr& c = m.expr(call);
+  if (index >= c.argCount) return false;
+  const Arg* args = m.argsBegin(c);
+  std::string_view src(m.source);
+  uint32_t start = argStart(m, args[index]);
+  uint32_t end = m.expr(args[index].value).span.end;
+  if (index > 0) {
+    start = m.expr(args[index - 1].value).span.end;  // drop ", arg"
+  } else if (index + 1 < c.argCount) {
+    end = argStart(m, args[index + 1]);  // drop "arg, "
+  } else {
+    uint32_t j = end;
+    while (j < src.size() && (src[j] == ' ' || src[j] == '\t')) ++j;
+    if (j < src.size() && src[j] == ',') end = j + 1;  // a lone trailing comma goes too
+  }
+  out.begin = start;
+  out.end = end;
+  out.content.clear();
+  return true;
+}
+
+/// The statement list that holds `stmt`.
+List siblingsOf(const Module& m, NodeId stmt) {
+  const Stmt& st = m.stmt(stmt);
+  auto holds = [&](List l) {
+    for (NodeId s : items(m, l))
+      if (s == stmt) return true;
+    return false;
+  };
+  if (st.parent == kNone) return m.functions[st.function].body;
+  const Stmt& p = m.stmt(st.parent);
+  for (List l : {p.body, p.orelse, p.finalbody})
+    if (holds(l)) return l;
+  for (uint32_t h = 0; h < p.handlerCount; ++h)
+    if (holds(m.handlers[p.firstHandler + h].body)) return m.handlers[p.firstHandler + h].body;
+  return {};
+}
+
+uint32_t lineStart(const Module& m, uint32_t line) { return m.lineStarts[line - 1]; }
+
+uint32_t lineEndNoNewline(const Module& m, uint32_t line) {
+  uint32_t e = line < m.lineStarts.size() ? m.lineStarts[line] : static_cast<uint32_t>(m.source.size());
+  while (e > m.lineStarts[line - 1] && (m.source[e - 1] == '\n' || m.source[e - 1] == '\r')) --e;
+  return e;
+}
+
+bool onlyWhitespace(std::string_view s) {
+  for (char c : s)
+    if (c != ' ' && c != '\t' && c != '\f') return false;
+  return true;
+}
+
+/// The file's indentation unit: a tab, or the smallest indentation of any indented line.
+std::string indentUnit(const Module& m, std::string_view currentIndent) {
+  if (currentIndent.find('\t') != std::string_view::npos) return "\t";
+  size_t best = 0;
+  for (uint32_t line = 1; line <= m.lineStarts.size(); ++line) {
+    std::string_view t = m.lineText(line);
+    size_t n = 0;
+    while (n < t.size() && t[n] == ' ') ++n;
+    if (n == 0 || n == t.size() || t[n] == '#') continue;
+    if (n < t.size() && t[n] == '\t') return "\t";
+    if (best == 0 || n < best) best = n;
+  }
+  if (best == 0 || best > 8) best = 4;
+  return std::string(best, ' ');
+}
+
+}  // namespace
+
+std::string withMethod(const Module& m, NodeId expr, std::string_view pythonSuffix, std::string_view cppSuffix) {
+  const Expr& e = m.expr(expr);
+  std::string text(m.textOf(expr));
+  bool atomic = e.kind == ExprKind::Name || e.kind == ExprKind::Attribute || e.kind == ExprKind::Call ||
+                e.kind == ExprKind::Subscript;
+  if (!atomic) text = "(" + text + ")";
+  text += m.lang == Lang::Python ? pythonSuffix : cppSuffix;
+  return text;
+}
+
+Edit replaceExpr(const Module& m, NodeId expr, std::string replacement) {
+  Edit e;
+  e.begin = m.expr(expr).span.begin;
+  e.end = m.expr(expr).span.end;
+  e.content = std::move(replacement);
+  return e;
+}
+
+bool removeKeywordArg(const Module& m, NodeId call, std::string_view keyword, Edit& out) {
+  const Expr& c = m.expr(call);
+  for (uint32_t i = 0; i < c.argCount; ++i)
+    if (m.args[c.firstArg + i].keyword == keyword) return removeArgAt(m, call, i, out);
+  return false;
+}
+
+bool removePositionalArg(const Module& m, NodeId call, uint32_t index, Edit& out) {
+  const Expr& c = m.expr(call);
+  uint32_t seen = 0;
+  for (uint32_t i = 0; i < c.argCount; ++i) {
+    if (!m.args[c.firstArg + i].keyword.empty()) continue;
+    if (seen++ == index) return removeArgAt(m, call, i, out);
+  }
+  return false;
+}
+
+bool removeStatement(const Module& m, NodeId stmt, Edit& out) {
+  const Stmt& st = m.stmt(stmt);
+  std::string_view src(m.source);
+  uint32_t ls = lineStart(m, st.span.line);
+  if (!onlyWhitespace(src.substr(ls, st.span.begin - ls))) return false;
+  // A trailing comment token may include the `\r` of a CRLF line ending.
+  uint32_t le = std::max(lineEndNoNewline(m, st.span.endLine), st.span.end);
+  std::string_view after = src.substr(st.span.end, le - st.span.end);
+  size_t k = 0;
+  while (k < after.size() && (after[k] == ' ' || after[k] == '\t')) ++k;
+  if (k < after.size() && after[k] != '#') return false;  // `a(); b()` shares the line
+  List siblings = siblingsOf(m, stmt);
+  if (siblings.count <= 1) {
+    out.begin = st.span.begin;
+    out.end = st.span.end;
+    out.content = m.lang == Lang::Python ? "pass" : "";
+    return true;
+  }
+  out.begin = ls;
+  out.end = st.span.endLine < m.lineStarts.size() ? m.lineStarts[st.span.endLine] : static_cast<uint32_t>(src.size());
+  out.content.clear();
+  return true;
+}
+
+bool wrapInWith(const Module& m, NodeId stmt, std::string_view ctx, Edit& out) {
+  const Stmt& st = m.stmt(stmt);
+  std::string_view src(m.source);
+  uint32_t ls = lineStart(m, st.span.line);
+  std::string_view indent = src.substr(ls, st.span.begin - ls);
+  if (!onlyWhitespace(indent)) return false;
+  uint32_t le = std::max(lineEndNoNewline(m, st.span.endLine), st.span.end);
+  std::string_view after = src.substr(st.span.end, le - st.span.end);
+  size_t k = 0;
+  while (k < after.size() && (after[k] == ' ' || after[k] == '\t')) ++k;
+  if (k < after.size() && after[k] != '#') return false;
+  // Re-indenting would change the contents of a string literal that spans lines.
+  for (const Expr& e : m.exprs)
+    if (e.kind == ExprKind::String && e.span.begin >= st.span.begin && e.span.end <= st.span.end && e.span.line != e.span.endLine)
+      return false;
+  std::string unit = indentUnit(m, indent);
+  std::string eol = "\n";
+  uint32_t firstEnd = st.span.line < m.lineStarts.size() ? m.lineStarts[st.span.line] : static_cast<uint32_t>(src.size());
+  if (firstEnd >= 2 && src[firstEnd - 1] == '\n' && src[firstEnd - 2] == '\r') eol = "\r\n";
+  std::string text(indent);
+  text += "with ";
+  text += ctx;
+  text += ":";
+  text += eol;
+  for (uint32_t line = st.span.line; line <= st.span.endLine; ++line) {
+    uint32_t b = lineStart(m, line);
+    uint32_t e = line == st.span.endLine ? le
+                                         : (line < m.lineStarts.size() ? m.lineStarts[line] : static_cast<uint32_t>(src.size()));
+    std::string_view t = src.substr(b, e - b);
+    std::string_view body = t;
+    while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.remove_suffix(1);
+    if (!onlyWhitespace(body)) text += unit;
+    text += t;
+  }
+  out.begin = ls;
+  out.end = le;
+  out.content = std::move(text);
+  return true;
+}
+
+std::string localName(const Module& m, std::string_view canonical) {
+  // Prefer the spelling readers expect: the module under its own name (`torch.no_grad`), then
+  // the longest imported prefix, then the shortest alias; ties broken alphabetically.
+  std::string best;
+  size_t bestLen = 0;
+  bool bestOwnName = false;
+  for (const auto& [local, full] : m.imports) {
+    if (full == canonical) return std::string(local);
+    if (canonical.size() <= full.size() || canonical.substr(0, full.size()) != full || canonical[full.size()] != '.') continue;
+    std::string candidate = std::string(local) + std::string(canonical.substr(full.size()));
+    bool ownName = local == full;
+    bool better = best.empty() || (ownName && !bestOwnName) ||
+                  (ownName == bestOwnName && (full.size() > bestLen ||
+                                              (full.size() == bestLen && (candidate.size() < best.size() ||
+                                                                          (candidate.size() == best.size() && candidate < best)))));
+    if (better) {
+      best = candidate;
+      bestLen = full.size();
+      bestOwnName = ownName;
+    }
+  }
+  return best;
+}
+
+bool mentions(const Module& m, NodeId e, std::string_view key) {
+  if (e == kNone || key.empty()) return false;
+  std::string_view t = m.textOf(e);
+  for (size_t pos = t.find(key); pos != std::string_view::npos; pos = t.find(key, pos + 1)) {
+    bool startOk = pos == 0 || (!isIdentChar(t[pos - 1]) && t[pos - 1] != '.');
+    size_t end = pos + key.size();
+    bool endOk = end >= t.size() || !isIdentChar(t[end]);
+    if (startOk && endOk) return true;
+  }
+  return false;
+}
+
+bool flowsToBackward(const Facts& f, uint32_t fn, std::string_view key) {
+  const Module& m = f.module();
+  for (NodeId s : f.statementsOf(fn))
+    for (NodeId c : f.callsOf(s))
+      if ((f.isBackwardCall(c) || f.isAutogradGradCall(c)) && mentions(m, c, key)) return true;
+  return false;
+}
+
+bool isReturned(const Facts& f, uint32_t fn, std::string_view key) {
+  const Module& m = f.module();
+  for (NodeId s : f.statementsOf(fn)) {
+    const Stmt& st = m.stmt(s);
+    if (st.kind == StmtKind::Return && mentions(m, st.value, key)) return true;
+  }
+  return false;
+}
+
+std::string brief(const Module& m, NodeId e, size_t max) {
+  std::string t(m.textOf(e));
+  for (char& c : t)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  if (t.size() > max) t = t.substr(0, max - 3) + "...";
+  return t;
+}
+
+}  // namespace oomlint::rules

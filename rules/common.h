@@ -1,0 +1,56 @@
+#pragma once
+/// Helpers shared by rules: fix rendering per language and small queries over the model.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/rule.h"
+
+namespace oomlint::rules {
+
+/// `expr` followed by a method call, parenthesised when needed: `loss` -> `loss.item()`,
+/// `a + b` -> `(a + b).item()`. `method` is rendered per language (`item` -> `item<double>` in C++).
+std::string withMethod(const Module& m, NodeId expr, std::string_view pythonSuffix, std::string_view cppSuffix);
+
+/// Edit replacing `expr` with `replacement`.
+Edit replaceExpr(const Module& m, NodeId expr, std::string replacement);
+
+/// Edit deleting keyword argument `keyword` (and the comma that joins it) from `call`.
+bool removeKeywordArg(const Module& m, NodeId call, std::string_view keyword, Edit& out);
+/// Edit deleting the first positional argument of `call`.
+bool removePositionalArg(const Module& m, NodeId call, uint32_t index, Edit& out);
+
+/// Edit deleting a whole statement that sits alone on its lines (or replacing it with `pass` when
+/// it is the only statement of its block). False when the statement shares a line.
+bool removeStatement(const Module& m, NodeId stmt, Edit& out);
+
+/// Edit wrapping statement `stmt` in `with <ctx>:` (Python), re-indenting its lines with the
+/// file's indent unit. False when it cannot be done safely (statement shares a line, or holds a
+/// multi-line string whose contents would change).
+bool wrapInWith(const Module& m, NodeId stmt, std::string_view ctx, Edit& out);
+
+/// The local spelling of a dotted torch name (`torch.no_grad` -> `t.no_grad` after
+/// `import torch as t`, `no_grad` after `from torch import no_grad`), or "" if not reachable.
+std::string localName(const Module& m, std::string_view canonical);
+
+/// True when `key` (a variable or attribute path) appears, as a whole identifier path, in the text of `e`.
+bool mentions(const Module& m, NodeId e, std::string_view key);
+
+/// True when a backward / autograd.grad call in function `fn` takes `key` into its graph.
+bool flowsToBackward(const Facts& f, uint32_t fn, std::string_view key);
+
+/// True when `key` is returned from function `fn`.
+bool isReturned(const Facts& f, uint32_t fn, std::string_view key);
+
+/// The argument holding the tensor in an accumulation target: Names and attribute paths.
+inline bool isTrackable(const Module& m, NodeId e) {
+  if (e == kNone) return false;
+  ExprKind k = m.expr(e).kind;
+  return k == ExprKind::Name || k == ExprKind::Attribute || k == ExprKind::Subscript;
+}
+
+/// Short source text of an expression for messages, elided when long.
+std::string brief(const Module& m, NodeId e, size_t max = 40);
+
+}  // namespace oomlint::rules

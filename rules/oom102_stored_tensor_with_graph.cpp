@@ -1,0 +1,92 @@
+// OOM102 stored-tensor-with-graph
+#include "rules/registry.h"
+#include "rules/store_common.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM102",
+    "stored-tensor-with-graph",
+    Severity::Error,
+    true,
+    true,
+    FixKind::Unsafe,
+    true,
+    true,
+    "A tensor that carries autograd history is stored in a container or attribute that outlives the iteration",
+    R"doc(## What it does
+Flags a tensor that carries autograd history stored where it outlives the loop iteration:
+`losses.append(loss)`, `history[k] = out`, `self.last = out`, `v.push_back(loss)` in C++.
+
+## Why is this bad?
+A stored tensor keeps its `grad_fn`, and through it the graph that produced it. Storing a loss per
+step keeps every step's graph nodes (and, before backward, the saved activations) alive: memory grows
+with the number of iterations. Storing a model output keeps the whole forward's activations alive
+until the next store replaces it, raising the peak by one forward.
+
+## Example
+```python
+losses = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss)
+```
+
+## Use instead
+```python
+    losses.append(loss.detach())        # scalars
+    outputs.append(out.detach().cpu())  # tensors: also leave the GPU
+```
+
+## Fix safety
+Unsafe: the stored value no longer carries gradients. Code that later differentiates through the
+stored tensors must keep them (then the growth is the price of that design).
+
+## Measured cost
+The runtime probe `oomlint-probe OOM102` measures the retained bytes of both variants per step.
+
+## References
+- PyTorch FAQ, "Don't accumulate history across your training loop": https://pytorch.org/docs/stable/notes/faq.html
+)doc",
+};
+
+class Oom102 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+
+  void onStatement(Context& ctx, NodeId s) const override {
+    const Facts& f = ctx.facts();
+    const Module& m = ctx.module();
+    Store st;
+    if (!recognizeStore(f, s, st)) return;
+    if (st.concat) return;  // `torch.cat` growth with history is OOM101's accumulation shape
+    if (f.gradMode(s) != GradMode::Enabled) return;
+    if (f.value(st.value).history != Tri::Yes) return;
+    if (storeOutlivesLoop(f, st) == kNone) return;
+    NodeId root = st.container;
+    while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
+    Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;
+    Finding& finding = ctx.report(kInfo, where,
+                                  "`" + brief(m, st.value, 30) + "` carries autograd history and is stored in `" +
+                                      brief(m, root, 30) + "`, which outlives the iteration and keeps its graph alive");
+    bool scalar = f.value(st.value).scalarLoss;
+    std::string repl = scalar ? withMethod(m, st.value, ".detach()", ".detach()")
+                              : withMethod(m, st.value, ".detach().cpu()", ".detach().cpu()");
+    finding.hasFix = true;
+    finding.fix.applicability = Applicability::Unsafe;
+    finding.fix.message = std::string("Store `") + brief(m, st.value, 30) + (scalar ? ".detach()`" : ".detach().cpu()`");
+    finding.fix.edits.push_back(replaceExpr(m, st.value, repl));
+  }
+};
+
+}  // namespace
+
+const Rule& oom102() {
+  static const Oom102 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules

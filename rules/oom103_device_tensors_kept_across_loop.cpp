@@ -1,0 +1,89 @@
+// OOM103 device-tensors-kept-across-loop
+#include "rules/registry.h"
+#include "rules/store_common.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM103",
+    "device-tensors-kept-across-loop",
+    Severity::Warning,
+    true,
+    true,
+    FixKind::Unsafe,
+    true,
+    true,
+    "GPU tensors are collected across a data loop",
+    R"doc(## What it does
+Flags outputs, predictions or targets collected across a data loop while they still live on the GPU,
+even when they carry no autograd history (detached, or computed under `torch.no_grad()`):
+`preds.append(out)`, `all_logits = torch.cat([all_logits, logits])`.
+
+## Why is this bad?
+Each batch's tensor stays in GPU memory until the loop ends: memory grows linearly over the epoch
+(`N × bytes per batch`), competing with activations for the same device memory. Evaluation over a
+large validation set is where this turns into an out-of-memory error.
+
+## Example
+```python
+preds = []
+with torch.no_grad():
+    for x, _ in val_loader:
+        preds.append(model(x.to(device)))
+```
+
+## Use instead
+```python
+        preds.append(model(x.to(device)).detach().cpu())
+```
+or reduce on the device as you go (running sums, confusion-matrix counts).
+
+## Fix safety
+Unsafe: the collected tensors move to host memory; code that expects them on the GPU afterwards
+needs a `.to(device)` when it uses them.
+
+## Measured cost
+The runtime probe `oomlint-probe OOM103` measures device memory over the steps for both variants.
+
+## References
+- PyTorch docs, CUDA semantics / memory management: https://pytorch.org/docs/stable/notes/cuda.html
+)doc",
+};
+
+class Oom103 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+
+  void onStatement(Context& ctx, NodeId s) const override {
+    const Facts& f = ctx.facts();
+    const Module& m = ctx.module();
+    Store st;
+    if (!recognizeStore(f, s, st)) return;
+    if (st.attribute) return;
+    const ValueFact& v = f.value(st.value);
+    if (v.history != Tri::No || v.device != Tri::Yes) return;
+    NodeId loop = storeOutlivesLoop(f, st);
+    if (loop == kNone) return;
+    if (!(f.loopRole(loop) & (loop_role::kData | loop_role::kEval))) return;
+    NodeId root = st.container;
+    while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
+    Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;
+    Finding& finding = ctx.report(kInfo, where,
+                                  "`" + brief(m, st.value, 30) + "` lives on the GPU and is kept in `" + brief(m, root, 30) +
+                                      "` across the data loop, so device memory grows with every batch");
+    finding.hasFix = true;
+    finding.fix.applicability = Applicability::Unsafe;
+    finding.fix.message = "Move it to the host: `" + brief(m, st.value, 30) + ".detach().cpu()`";
+    finding.fix.edits.push_back(replaceExpr(m, st.value, withMethod(m, st.value, ".detach().cpu()", ".detach().cpu()")));
+  }
+};
+
+}  // namespace
+
+const Rule& oom103() {
+  static const Oom103 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules

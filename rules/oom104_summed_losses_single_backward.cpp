@@ -1,0 +1,175 @@
+// OOM104 summed-losses-single-backward
+#include <unordered_set>
+
+#include "rules/common.h"
+#include "rules/registry.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM104",
+    "summed-losses-single-backward",
+    Severity::Error,
+    true,
+    true,
+    FixKind::DisplayOnly,
+    true,
+    true,
+    "Micro-batch losses are summed and back-propagated once after the loop, keeping every graph alive",
+    R"doc(## What it does
+Flags gradient accumulation written as "sum the micro-batch losses in a loop, call `backward()` once
+after it". The finding is on the single `backward()`.
+
+## Why is this bad?
+Until that backward runs, every micro-batch's graph and saved activations stay alive: the peak is
+`k` forwards' activations instead of one (`(k−1)·A_fwd` extra), which defeats the purpose of
+accumulating gradients to save memory.
+
+## Example
+```python
+total = 0
+for mb in micro_batches:
+    total = total + criterion(model(mb.x), mb.y)
+total.backward()
+optimizer.step()
+```
+
+## Use instead
+```python
+for mb in micro_batches:
+    loss = criterion(model(mb.x), mb.y) / len(micro_batches)
+    loss.backward()          # frees this micro-batch's graph now
+optimizer.step()
+```
+
+## Fix safety
+Display only: moving the backward into the loop changes where gradients are produced; oomlint shows
+the change and leaves it to you.
+
+## Measured cost
+The runtime probe `oomlint-probe OOM104` compares the peak of both variants for `k` micro-batches.
+
+## References
+- PyTorch docs, autograd mechanics: https://pytorch.org/docs/stable/notes/autograd.html
+)doc",
+};
+
+
+/// Names bound by a loop target and, transitively, by assignments in its body that read them or
+/// call next(): the values that change with each micro-batch.
+std::unordered_set<std::string_view> perIterationNames(const Facts& f, NodeId loop) {
+  const Module& m = f.module();
+  std::unordered_set<std::string_view> names;
+  const Stmt& l = m.stmt(loop);
+  auto addNames = [&](NodeId e) {
+    if (e == kNone) return;
+    const Span& sp = m.expr(e).span;
+    for (NodeId x = e + 1; x-- > 0;) {
+      const Expr& ex = m.expr(x);
+      if (ex.span.begin < sp.begin || ex.span.end > sp.end) break;
+      if (ex.kind == ExprKind::Name) names.insert(ex.text);
+    }
+  };
+  if (l.kind == StmtKind::For) addNames(l.target);
+  for (NodeId s : f.statementsOf(m.stmt(loop).function)) {
+    if (!f.within(s, loop) || s == loop) continue;
+    const Stmt& st = m.stmt(s);
+    if (st.kind != StmtKind::Assign || st.value == kNone) continue;
+    bool depends = m.textOf(st.value).find("next(") != std::string_view::npos;
+    for (std::string_view n : names)
+      if (mentions(m, st.value, n)) depends = true;
+    if (depends)
+      for (NodeId t : items(m, st.targets)) addNames(t);
+  }
+  return names;
+}
+
+class Oom104 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+
+  void onCall(Context& ctx, NodeId call) const override {
+    const Facts& f = ctx.facts();
+    const Module& m = ctx.module();
+    if (!f.isBackwardCall(call)) return;
+    NodeId s = m.expr(call).stmt;
+    if (f.gradMode(s) == GradMode::Disabled) return;
+    // The whole call names the loss: `total.backward()`, `(total / k).backward()`,
+    // `accelerator.backward(total)`.
+    NodeId subject = call;
+    // Find an earlier sibling loop that accumulates into a name this backward reads.
+    const Stmt& st = m.stmt(s);
+    List siblings = st.parent == kNone ? m.functions[st.function].body : List{};
+    if (st.parent != kNone) {
+      const Stmt& p = m.stmt(st.parent);
+      for (List l : {p.body, p.orelse, p.finalbody})
+        for (NodeId x : items(m, l))
+          if (x == s) siblings = l;
+    }
+    for (NodeId sib : items(m, siblings)) {
+      if (sib == s) break;
+      const Stmt& loop = m.stmt(sib);
+      if (loop.kind != StmtKind::For && loop.kind != StmtKind::While) continue;
+      if (f.reachesBackward(sib)) continue;  // backward per micro-batch: fine
+      if (accumulatesInto(f, sib, subject)) {
+        Finding& finding = ctx.report(kInfo, m.expr(call).span,
+                   "losses of every micro-batch are summed in the loop above and back-propagated once here, "
+                   "so all their graphs stay alive until this backward");
+            finding.hasFix = true;
+            finding.fix = Fix{Applicability::DisplayOnly, "Call `(loss / k).backward()` inside the loop, once per micro-batch", {}};
+        return;
+      }
+    }
+  }
+
+ private:
+  static bool accumulatesInto(const Facts& f, NodeId loop, NodeId subject) {
+    const Module& m = f.module();
+    std::unordered_set<std::string_view> perIter = perIterationNames(f, loop);
+    // The loop must run a forward on per-iteration data (micro-batches), not loop over heads.
+    bool forwardOnData = false;
+    for (NodeId s : f.statementsOf(m.stmt(loop).function)) {
+      if (!f.within(s, loop)) continue;
+      for (NodeId c : f.callsOf(s)) {
+        if (!f.isForwardCall(c)) continue;
+        for (const Arg& a : argsOf(m, m.expr(c)))
+          for (std::string_view n : perIter)
+            if (mentions(m, a.value, n)) forwardOnData = true;
+      }
+    }
+    if (!forwardOnData) return false;
+    for (NodeId s : f.statementsOf(m.stmt(loop).function)) {
+      if (!f.within(s, loop) || s == loop) continue;
+      const Stmt& st = m.stmt(s);
+      NodeId target = kNone, value = kNone;
+      if (st.kind == StmtKind::AugAssign && st.op == "+=") {
+        target = st.target;
+        value = st.value;
+      } else if (st.kind == StmtKind::Assign && st.value != kNone && m.expr(st.value).kind == ExprKind::BinOp &&
+                 m.expr(st.value).text == "+" && f.pathKey(m.expr(st.value).lhs) == f.pathKey(st.target) &&
+                 !f.pathKey(st.target).empty()) {
+        target = st.target;
+        value = m.expr(st.value).rhs;
+      } else if (st.kind == StmtKind::Expr && methodName(m, st.value) == "append") {
+        target = receiverOf(m, st.value);
+        value = positionalArg(m, st.value, 0);
+      }
+      if (target == kNone || value == kNone) continue;
+      std::string_view key = f.pathKey(target);
+      if (key.empty() || f.value(value).history != Tri::Yes) continue;
+      if (!f.outlivesIteration(st.kind == StmtKind::Assign ? m.expr(st.value).lhs : target, loop)) continue;
+      if (mentions(m, subject, key)) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+const Rule& oom104() {
+  static const Oom104 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules

@@ -1,0 +1,142 @@
+// OOM105 retain-graph-without-reuse
+#include "rules/common.h"
+#include "rules/registry.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM105",
+    "retain-graph-without-reuse",
+    Severity::Error,
+    true,
+    true,
+    FixKind::Unsafe,
+    true,
+    true,
+    "backward(retain_graph=True) on a graph that gets no second backward",
+    R"doc(## What it does
+Flags `loss.backward(retain_graph=True)` and `torch.autograd.grad(..., retain_graph=True)` inside a
+loop when the graph was built in the same iteration and nothing runs a second backward over it
+before the iteration ends.
+
+## Why is this bad?
+`retain_graph=True` tells autograd to keep the graph's saved tensors after the backward. When no
+second backward uses them, they stay alive until the graph is garbage: at least one extra forward's
+activations at the peak, and linear growth when graphs chain across iterations (for example through
+a running total or a carried hidden state).
+
+## Example
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward(retain_graph=True)
+    optimizer.step()
+```
+
+## Use instead
+```python
+    loss.backward()
+```
+Keep `retain_graph=True` only when a second backward over the same graph follows (several losses
+sharing one forward, higher-order gradients).
+
+## Fix safety
+Unsafe: if some code oomlint cannot see runs another backward over this graph, it will fail with
+"Trying to backward through the graph a second time".
+
+## Measured cost
+The runtime probe `oomlint-probe OOM105` compares peak and retained memory with and without the flag.
+
+## References
+- `torch.Tensor.backward`: https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
+)doc",
+};
+
+class Oom105 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+
+  void onCall(Context& ctx, NodeId call) const override {
+    const Facts& f = ctx.facts();
+    const Module& m = ctx.module();
+    bool grad = f.isAutogradGradCall(call);
+    if (!f.isBackwardCall(call) && !grad) return;
+    NodeId retain = keywordArg(m, call, "retain_graph");
+    if (!isTrueLiteral(m, retain)) return;
+    NodeId s = m.expr(call).stmt;
+    NodeId loop = f.enclosingLoop(s);
+    if (loop == kNone) return;
+    // The graph must be built in this iteration: a graph built before the loop is legitimately
+    // reused by each iteration's backward.
+    NodeId subject = kNone;
+    if (grad || m.canonical(call) == "torch.autograd.backward") subject = positionalArg(m, call, 0);
+    else subject = receiverOf(m, call);
+    if (subject == kNone || !builtInIteration(f, subject, loop)) return;
+    // A later backward in the same iteration may reuse the graph.
+    for (NodeId later : f.statementsOf(m.stmt(s).function)) {
+      if (!f.within(later, loop)) continue;
+      if (later == s) {
+        for (NodeId c : f.callsOf(later))
+          if (c != call && m.expr(c).span.begin > m.expr(call).span.begin && (f.isBackwardCall(c) || f.isAutogradGradCall(c)))
+            return;
+        continue;
+      }
+      if (m.stmt(later).span.begin < m.stmt(s).span.begin) continue;
+      if (f.reachesBackward(later) && !f.within(s, later)) return;
+      for (NodeId c : f.callsOf(later))
+        if (f.isAutogradGradCall(c)) return;
+    }
+    Finding& finding = ctx.report(kInfo, m.expr(call).span,
+                                  "`retain_graph=True` keeps this iteration's graph and its saved tensors alive, "
+                                  "but no second backward uses them");
+    Edit edit;
+    if (removeKeywordArg(m, call, "retain_graph", edit)) {
+      finding.hasFix = true;
+      finding.fix.applicability = Applicability::Unsafe;
+      finding.fix.message = "Remove `retain_graph=True`";
+      finding.fix.edits.push_back(edit);
+    }
+  }
+
+ private:
+  /// True when the backpropagated tensor comes from this iteration: a Name bound inside the loop,
+  /// or an expression made of such names or of calls evaluated here.
+  static bool builtInIteration(const Facts& f, NodeId e, NodeId loop) {
+    const Module& m = f.module();
+    const Expr& x = m.expr(e);
+    switch (x.kind) {
+      case ExprKind::Name: {
+        NodeId b = f.bindingLoop(e);
+        return b != kBoundOutsideLoops && b != kBoundAmbiguous && f.within(b, loop);
+      }
+      case ExprKind::Call: {
+        // A forward or loss evaluated here builds a new graph; other calls (views, scaler.scale)
+        // build on their operands.
+        if (f.isForwardCall(e) || f.isLossCall(e)) return f.value(e).history == Tri::Yes;
+        NodeId recv = receiverOf(m, e);
+        if (recv != kNone && builtInIteration(f, recv, loop)) return true;
+        for (const Arg& a : argsOf(m, x))
+          if (builtInIteration(f, a.value, loop)) return true;
+        return false;
+      }
+      case ExprKind::Subscript:
+      case ExprKind::Attribute: return x.lhs != kNone && builtInIteration(f, x.lhs, loop);
+      case ExprKind::BinOp: return builtInIteration(f, x.lhs, loop) || builtInIteration(f, x.rhs, loop);
+      case ExprKind::Container:
+        for (const Arg& a : argsOf(m, x))
+          if (builtInIteration(f, a.value, loop)) return true;
+        return false;
+      default: return false;
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& oom105() {
+  static const Oom105 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules

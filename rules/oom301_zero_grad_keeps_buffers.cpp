@@ -1,0 +1,79 @@
+// OOM301 zero-grad-keeps-buffers
+#include "rules/common.h"
+#include "rules/registry.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM301",
+    "zero-grad-keeps-buffers",
+    Severity::Warning,
+    true,
+    true,
+    FixKind::Unsafe,
+    true,
+    true,
+    "zero_grad(set_to_none=False) keeps every .grad buffer allocated",
+    R"doc(## What it does
+Flags `optimizer.zero_grad(set_to_none=False)` / `model.zero_grad(False)` (C++ `zero_grad(false)`).
+
+## Why is this bad?
+Filling gradients with zeros keeps every `.grad` tensor allocated through the next forward pass,
+where memory peaks: one extra parameter-sized buffer set (`+P·bytes`). With `set_to_none=True` (the
+default since PyTorch 2.0) the buffers are released and re-created by the next backward.
+
+## Example
+```python
+optimizer.zero_grad(set_to_none=False)
+```
+
+## Use instead
+```python
+optimizer.zero_grad()
+```
+
+## Fix safety
+Unsafe: code that reads `p.grad` between `zero_grad()` and the next backward sees `None` instead of
+zeros (and optimizers skip parameters whose gradient is `None`).
+
+## Measured cost
+The runtime probe `oomlint-probe OOM301` measures the forward peak with both settings.
+
+## References
+- `torch.optim.Optimizer.zero_grad`: https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
+)doc",
+};
+
+class Oom301 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+
+  void onCall(Context& ctx, NodeId call) const override {
+    const Module& m = ctx.module();
+    if (methodName(m, call) != "zero_grad") return;
+    NodeId kw = keywordArg(m, call, "set_to_none");
+    NodeId pos = positionalArg(m, call, 0);
+    bool keeps = isFalseLiteral(m, kw) || (kw == kNone && isFalseLiteral(m, pos));
+    if (!keeps) return;
+    Finding& finding = ctx.report(kInfo, m.expr(call).span,
+                                  "`zero_grad` with `set_to_none=False` keeps every `.grad` buffer allocated through the "
+                                  "next forward peak");
+    Edit edit;
+    bool ok = kw != kNone ? removeKeywordArg(m, call, "set_to_none", edit) : removePositionalArg(m, call, 0, edit);
+    if (!ok) return;
+    finding.hasFix = true;
+    finding.fix.applicability = Applicability::Unsafe;
+    finding.fix.message = "Use the default `set_to_none=True`";
+    finding.fix.edits.push_back(edit);
+  }
+};
+
+}  // namespace
+
+const Rule& oom301() {
+  static const Oom301 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules

@@ -1,0 +1,17 @@
+#pragma once
+/// One line per rule: adding a rule means writing its file and one line in registry.cpp.
+
+#include "engine/rule.h"
+
+namespace oomlint::rules {
+const Rule& oom101();
+const Rule& oom102();
+const Rule& oom103();
+const Rule& oom104();
+const Rule& oom105();
+const Rule& oom201();
+const Rule& oom301();
+const Rule& oom302();
+const Rule& oom401();
+const Rule& oom501();
+}  // namespace oomlint::rules

@@ -1,0 +1,84 @@
+#include "rules/store_common.h"
+
+namespace oomlint::rules {
+
+bool recognizeStore(const Facts& f, NodeId s, Store& out) {
+  const Module& m = f.module();
+  const Stmt& st = m.stmt(s);
+  out = Store{};
+  out.stmt = s;
+  if (st.kind == StmtKind::Expr && st.value != kNone && m.expr(st.value).kind == ExprKind::Call) {
+    std::string_view meth = methodName(m, st.value);
+    NodeId recv = receiverOf(m, st.value);
+    if (recv == kNone) return false;
+    if (meth == "append") out.value = positionalArg(m, st.value, 0);
+    else if (meth == "insert") out.value = positionalArg(m, st.value, 1);
+    else return false;
+    if (out.value == kNone) return false;
+    out.container = recv;
+    out.reportAt = st.value;
+    return isTrackable(m, recv);
+  }
+  if (st.kind != StmtKind::Assign || st.targets.count != 1 || st.value == kNone) return false;
+  const Expr& t = m.expr(st.target);
+  if (t.kind == ExprKind::Subscript) {
+    out.container = t.lhs;
+    out.value = st.value;
+    out.reportAt = kNone;
+    return isTrackable(m, t.lhs);
+  }
+  if (t.kind == ExprKind::Attribute) {
+    out.container = st.target;
+    out.value = st.value;
+    out.attribute = true;
+    return true;
+  }
+  if (t.kind == ExprKind::Name && m.expr(st.value).kind == ExprKind::Call) {
+    const std::string& canon = m.canonical(st.value);
+    if (canon != "torch.cat" && canon != "torch.concat" && canon != "torch.concatenate" && canon != "torch.vstack" &&
+        canon != "torch.hstack")
+      return false;
+    NodeId seq = positionalArg(m, st.value, 0);
+    if (seq == kNone) seq = keywordArg(m, st.value, "tensors");
+    if (seq == kNone || m.expr(seq).kind != ExprKind::Container) return false;
+    std::string_view key = f.pathKey(st.target);
+    NodeId self = kNone, other = kNone;
+    for (const Arg& a : argsOf(m, m.expr(seq))) {
+      if (f.pathKey(a.value) == key) self = a.value;
+      else other = a.value;
+    }
+    if (self == kNone || other == kNone || m.expr(seq).argCount != 2) return false;
+    out.container = self;
+    out.value = other;
+    out.concat = true;
+    return true;
+  }
+  return false;
+}
+
+NodeId storeOutlivesLoop(const Facts& f, const Store& st) {
+  const Module& m = f.module();
+  NodeId loop = f.enclosingLoop(st.stmt);
+  if (loop == kNone) return kNone;
+  uint8_t role = f.loopRole(loop);
+  if (role == 0) return kNone;
+  if (!st.attribute && !f.outlivesIteration(st.container, loop)) return kNone;
+  if (st.attribute) {
+    // `obj.x = v` outlives the iteration when obj does (self always does).
+    const Expr& t = m.expr(st.container);
+    const Expr& base = m.expr(t.lhs);
+    bool selfAttr = base.kind == ExprKind::Name && base.text == "self";
+    if (!selfAttr && !f.outlivesIteration(t.lhs, loop)) return kNone;
+  }
+  NodeId root = st.container;
+  while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
+  std::string_view key = f.pathKey(root);
+  if (key.empty()) return kNone;
+  uint32_t fn = m.stmt(st.stmt).function;
+  if (flowsToBackward(f, fn, key)) return kNone;
+  bool trainsOrEvaluates = (role & (loop_role::kTraining | loop_role::kEval)) != 0;
+  if (!trainsOrEvaluates && isReturned(f, fn, key)) return kNone;
+  return loop;
+}
+
+}  // namespace oomlint::rules

@@ -1,0 +1,26 @@
+#pragma once
+/// Shared by OOM102 and OOM103: recognising a store of a value into something that outlives the
+/// loop iteration (`xs.append(v)`, `d[k] = v`, `self.last = v`, `acc = torch.cat([acc, v])`).
+
+#include "rules/common.h"
+
+namespace oomlint::rules {
+
+struct Store {
+  NodeId stmt = kNone;
+  NodeId value = kNone;      // the stored expression
+  NodeId container = kNone;  // the list / dict / object / accumulator that keeps it
+  NodeId reportAt = kNone;   // expression whose span is reported (call or statement)
+  bool attribute = false;    // `self.x = v`
+  bool concat = false;       // `acc = torch.cat([acc, v])`
+};
+
+/// Recognises a store at statement `s`; fills `out` and returns true.
+bool recognizeStore(const Facts& f, NodeId s, Store& out);
+
+/// The store happens in a loop of some role whose iteration the container outlives, and the
+/// container is not later fed to a backward (intentional accumulation) or returned by a helper.
+/// Returns the loop, or kNone.
+NodeId storeOutlivesLoop(const Facts& f, const Store& st);
+
+}  // namespace oomlint::rules

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine (as root) to build and test oomlint, then builds it.
+# Idempotent: re-running only rebuilds what changed.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates openssl
+  nodejs npm                       # npm pack fetches the pinned grammar and SARIF validator
+  libtree-sitter-dev               # tree-sitter runtime 0.20.7 (grammar ABI 13-14)
+  nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  libgtest-dev                     # tests
+  libicu72                         # the SARIF validator (.NET) needs ICU
+  python3                          # tests compile fixed files with py_compile
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: missing Debian packages: ${missing[*]} (run as root)" >&2; exit 2
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+bash scripts/fetch-deps.sh
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build

@@ -1,0 +1,407 @@
+// Integration tests: the real `oomlint` binary, run as a user would.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void spit(const fs::path& p, const std::string& s) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << s;
+}
+
+/// Runs a shell command in `cwd`, capturing stdout and stderr through files.
+Result run(const std::string& args, const fs::path& cwd, const std::string& stdinText = "") {
+  static int counter = 0;
+  fs::path base = fs::temp_directory_path() / ("oomlint_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  std::string in = base.string() + ".in", out = base.string() + ".out", err = base.string() + ".err";
+  spit(in, stdinText);
+  std::string cmd = "cd '" + cwd.string() + "' && " + std::string(OOMLINT_BINARY) + " " + args + " <'" + in + "' >'" + out +
+                    "' 2>'" + err + "'";
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(in);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+const char* kLeaky =
+    "import torch\n"
+    "\n"
+    "def train(model, loader, optimizer, criterion):\n"
+    "    total = 0\n"
+    "    for x, y in loader:\n"
+    "        optimizer.zero_grad()\n"
+    "        loss = criterion(model(x), y)\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+    "        total += loss\n"
+    "    return total\n";
+
+const char* kClean =
+    "import torch\n"
+    "\n"
+    "def train(model, loader, optimizer, criterion):\n"
+    "    total = 0\n"
+    "    for x, y in loader:\n"
+    "        optimizer.zero_grad()\n"
+    "        loss = criterion(model(x), y)\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+    "        total += loss.item()\n"
+    "    return total\n";
+
+const char* kEval =
+    "import torch\n"
+    "\n"
+    "def evaluate(model, loader):\n"
+    "    model.eval()\n"
+    "    for x, y in loader:\n"
+    "        out = model(x)\n";
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("oomlint_cli_test_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+}  // namespace
+
+TEST_F(Cli, ExitCodes) {
+  spit(dir / "leaky.py", kLeaky);
+  spit(dir / "clean.py", kClean);
+  EXPECT_EQ(0, run("check clean.py", dir).rc);
+  EXPECT_EQ(1, run("check leaky.py", dir).rc);
+  EXPECT_EQ(0, run("check --exit-zero leaky.py", dir).rc);
+  Result bad = run("check --select NOPE1 leaky.py", dir);
+  EXPECT_EQ(2, bad.rc);
+  EXPECT_NE(std::string::npos, bad.err.find("NOPE1"));
+  EXPECT_EQ(2, run("check --output-format xml leaky.py", dir).rc);
+  EXPECT_EQ(2, run("frobnicate", dir).rc);
+}
+
+TEST_F(Cli, FullFormatShowsSourceCaretAndFix) {
+  spit(dir / "leaky.py", kLeaky);
+  Result r = run("check leaky.py", dir);
+  EXPECT_NE(std::string::npos, r.out.find("leaky.py:10:9: OOM101 ")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("10 |         total += loss")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("^^^^^^^^^^^^^")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("help: Accumulate `loss.item()`")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("Found 1 finding.")) << r.out;
+}
+
+TEST_F(Cli, ConciseAndGithubFormats) {
+  spit(dir / "leaky.py", kLeaky);
+  Result c = run("check --output-format concise leaky.py", dir);
+  EXPECT_EQ(0u, c.out.find("leaky.py:10:9: OOM101 ")) << c.out;
+  EXPECT_EQ(1, std::count(c.out.begin(), c.out.end(), '\n'));
+  Result g = run("check --output-format github leaky.py", dir);
+  EXPECT_EQ(0u, g.out.find("::error title=oomlint (OOM101),file=leaky.py,line=10,col=9,endLine=10,endColumn=22::")) << g.out;
+}
+
+TEST_F(Cli, JsonFormatHasRuffShape) {
+  spit(dir / "leaky.py", kLeaky);
+  Result r = run("check --output-format json leaky.py", dir);
+  ASSERT_EQ(1, r.rc);
+  json j = json::parse(r.out);
+  ASSERT_EQ(1u, j.size());
+  const json& f = j[0];
+  EXPECT_EQ("OOM101", f["code"]);
+  EXPECT_EQ("leaky.py", f["filename"]);
+  EXPECT_EQ(10, f["location"]["row"]);
+  EXPECT_EQ(9, f["location"]["column"]);
+  EXPECT_EQ(10, f["end_location"]["row"]);
+  EXPECT_EQ("unsafe", f["fix"]["applicability"]);
+  ASSERT_EQ(1u, f["fix"]["edits"].size());
+  EXPECT_EQ("loss.item()", f["fix"]["edits"][0]["content"]);
+  EXPECT_EQ(18, f["fix"]["edits"][0]["location"]["column"]);
+  EXPECT_TRUE(f["url"].is_string());
+  EXPECT_TRUE(f["message"].get<std::string>().rfind("`loss`", 0) == 0);
+}
+
+TEST_F(Cli, SarifValidatesAgainstTheOfficialSchemaWithTheMultitool) {
+  spit(dir / "leaky.py", kLeaky);
+  spit(dir / "eval.py", kEval);
+  spit(dir / "broken.py", "import torch\ndef f(:\n");
+  Result r = run("check --output-format sarif -o out.sarif .", dir);
+  ASSERT_EQ(1, r.rc) << r.err;
+  json doc = json::parse(slurp(dir / "out.sarif"));
+  EXPECT_EQ("2.1.0", doc["version"]);
+  const json& run0 = doc["runs"][0];
+  EXPECT_EQ("oomlint", run0["tool"]["driver"]["name"]);
+  EXPECT_GE(run0["tool"]["driver"]["rules"].size(), 10u);
+  bool sawFix = false, sawParse = false;
+  for (const json& res : run0["results"]) {
+    EXPECT_TRUE(res.contains("partialFingerprints"));
+    if (res.contains("fixes")) sawFix = true;
+    if (res["ruleId"] == "OOM000") sawParse = true;
+  }
+  EXPECT_TRUE(sawFix);
+  EXPECT_TRUE(sawParse);
+  ASSERT_TRUE(fs::exists(OOMLINT_SARIF_MULTITOOL)) << "run scripts/fetch-deps.sh";
+  std::string cmd = std::string(OOMLINT_SARIF_MULTITOOL) + " validate --output '" + (dir / "validation.sarif").string() +
+                    "' '" + (dir / "out.sarif").string() + "' > '" + (dir / "validate.log").string() + "' 2>&1";
+  int status = std::system(cmd.c_str());
+  std::string log = slurp(dir / "validate.log");
+  ASSERT_TRUE(WIFEXITED(status)) << log;
+  EXPECT_EQ(0, WEXITSTATUS(status)) << log;
+  json v = json::parse(slurp(dir / "validation.sarif"));
+  int errors = 0;
+  for (const json& res : v["runs"][0]["results"])
+    if (res.value("level", "warning") == "error") ++errors;
+  EXPECT_EQ(0, errors) << log;
+}
+
+TEST_F(Cli, FingerprintsSurviveUnrelatedEdits) {
+  spit(dir / "leaky.py", kLeaky);
+  json a = json::parse(run("check --output-format sarif leaky.py", dir).out);
+  spit(dir / "leaky.py", std::string("# a new header line\n\n") + kLeaky);
+  json b = json::parse(run("check --output-format sarif leaky.py", dir).out);
+  auto fp = [](const json& d) { return d["runs"][0]["results"][0]["partialFingerprints"].dump(); };
+  EXPECT_EQ(fp(a), fp(b));
+  EXPECT_NE(a["runs"][0]["results"][0]["locations"].dump(), b["runs"][0]["results"][0]["locations"].dump());
+}
+
+TEST_F(Cli, NoqaSuppresses) {
+  std::string src = kLeaky;
+  src.replace(src.find("total += loss\n"), 14, "total += loss  # noqa: OOM101\n");
+  spit(dir / "a.py", src);
+  EXPECT_EQ(0, run("check a.py", dir).rc);
+  std::string other = kLeaky;
+  other.replace(other.find("total += loss\n"), 14, "total += loss  # noqa: OOM102\n");
+  spit(dir / "b.py", other);
+  EXPECT_EQ(1, run("check b.py", dir).rc) << "a noqa for another code does not suppress";
+  spit(dir / "c.py", std::string("# oomlint: noqa\n") + kLeaky);
+  EXPECT_EQ(0, run("check c.py", dir).rc);
+}
+
+TEST_F(Cli, ConfigNearestWinsAndCliOverrides) {
+  spit(dir / "pyproject.toml", "[tool.oomlint]\nignore = [\"OOM101\"]\n");
+  spit(dir / "top.py", kLeaky);
+  spit(dir / "sub" / "oomlint.toml", "select = [\"OOM1\"]\n");
+  spit(dir / "sub" / "inner.py", kLeaky);
+  Result r = run("check --output-format concise .", dir);
+  EXPECT_EQ(std::string::npos, r.out.find("top.py")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("sub/inner.py:10:9: OOM101")) << r.out;
+  Result o = run("check --output-format concise --select OOM101 top.py", dir);
+  EXPECT_NE(std::string::npos, o.out.find("top.py:10:9: OOM101")) << "CLI --select overrides config";
+}
+
+TEST_F(Cli, PerFileIgnoresAndExclude) {
+  spit(dir / "oomlint.toml", "exclude = [\"legacy\"]\n[per-file-ignores]\n\"scripts/*.py\" = [\"OOM1\"]\n");
+  spit(dir / "legacy" / "old.py", kLeaky);
+  spit(dir / "scripts" / "run.py", kLeaky);
+  spit(dir / "src" / "train.py", kLeaky);
+  Result r = run("check --output-format concise .", dir);
+  EXPECT_EQ(std::string::npos, r.out.find("legacy")) << r.out;
+  EXPECT_EQ(std::string::npos, r.out.find("scripts/run.py")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("src/train.py")) << r.out;
+  // Explicit files are checked unless --force-exclude.
+  EXPECT_EQ(1, run("check legacy/old.py", dir).rc);
+  EXPECT_EQ(0, run("check --force-exclude legacy/old.py", dir).rc);
+}
+
+TEST_F(Cli, BadConfigIsAClearErrorWithExitTwo) {
+  spit(dir / "oomlint.toml", "select = [\"OOM1\"\n");
+  spit(dir / "a.py", kLeaky);
+  Result r = run("check a.py", dir);
+  EXPECT_EQ(2, r.rc);
+  EXPECT_NE(std::string::npos, r.err.find("oomlint.toml")) << r.err;
+  spit(dir / "oomlint.toml", "selec = [\"OOM1\"]\n");
+  Result u = run("check a.py", dir);
+  EXPECT_EQ(2, u.rc);
+  EXPECT_NE(std::string::npos, u.err.find("unknown option `selec`")) << u.err;
+  spit(dir / "oomlint.toml", "select = [\"OOM9999\"]\n");
+  EXPECT_EQ(2, run("check a.py", dir).rc);
+}
+
+TEST_F(Cli, WalkSkipsHiddenVenvBuildAndGitignored) {
+  spit(dir / ".gitignore", "generated/\n*_tmp.py\n");
+  spit(dir / "generated" / "g.py", kLeaky);
+  spit(dir / "x_tmp.py", kLeaky);
+  spit(dir / ".hidden" / "h.py", kLeaky);
+  spit(dir / "build" / "b.py", kLeaky);
+  spit(dir / "myenv" / "pyvenv.cfg", "home = /usr\n");
+  spit(dir / "myenv" / "lib" / "v.py", kLeaky);
+  spit(dir / "pkg" / "real.py", kLeaky);
+  spit(dir / "pkg" / "notes.txt", kLeaky);
+  Result r = run("check --output-format concise .", dir);
+  EXPECT_NE(std::string::npos, r.out.find("pkg/real.py")) << r.out;
+  for (const char* skipped : {"g.py", "x_tmp.py", "h.py", "b.py", "v.py", "notes.txt"})
+    EXPECT_EQ(std::string::npos, r.out.find(skipped)) << skipped << "\n" << r.out;
+}
+
+TEST_F(Cli, ParseErrorsAreReportedAndOtherFilesStillChecked) {
+  spit(dir / "a_broken.py", std::string(kLeaky) + "\ndef oops(:\n    pass\n");
+  spit(dir / "b_fine.py", kLeaky);
+  Result r = run("check --output-format concise .", dir);
+  EXPECT_EQ(1, r.rc);
+  EXPECT_NE(std::string::npos, r.out.find("a_broken.py:13:")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("OOM000")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("a_broken.py:10:9: OOM101")) << "the recovered part is analysed\n" << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("b_fine.py:10:9: OOM101")) << r.out;
+}
+
+TEST_F(Cli, BadInputNeverCrashes) {
+  spit(dir / "empty.py", "");
+  spit(dir / "binary.py", std::string("\x7f" "ELF\0\0\1\2\3", 9));
+  spit(dir / "latin1.py", "import torch\n# caf\xe9\nx = 1\n");
+  spit(dir / "bom.py", "\xEF\xBB\xBFimport torch\nx = 1\n");
+  spit(dir / "crlf.py", "import torch\r\ndef evaluate(model, loader):\r\n    model.eval()\r\n    for x in loader:\r\n        model(x)\r\n");
+  std::string deep = "x = " + std::string(10000, '[') + std::string(10000, ']') + "\n";
+  spit(dir / "deep.py", deep);
+  std::string ifs;
+  for (int i = 0; i < 10000; ++i) ifs += std::string(static_cast<size_t>(i % 50), ' ') + "if x:\n";
+  spit(dir / "ifs.py", ifs);
+  Result r = run("check --output-format concise .", dir);
+  EXPECT_TRUE(r.rc == 0 || r.rc == 1) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("binary.py:1:1: OOM000 file contains NUL bytes")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("latin1.py:2:6: OOM000 invalid UTF-8")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("crlf.py:5:9: OOM201")) << r.out;
+  EXPECT_EQ(std::string::npos, r.out.find("empty.py")) << r.out;
+  EXPECT_EQ(std::string::npos, r.out.find("bom.py")) << r.out;
+  Result missing = run("check does_not_exist.py", dir);
+  EXPECT_EQ(1, missing.rc);
+  EXPECT_NE(std::string::npos, missing.out.find("OOM001")) << missing.out;
+}
+
+TEST_F(Cli, HugeFileIsChecked) {
+  std::string chunk = kLeaky;
+  std::string big;
+  big.reserve(50u << 20);
+  while (big.size() < (50u << 20)) big += chunk;
+  spit(dir / "huge.py", big);
+  Result r = run("check --statistics huge.py", dir);
+  EXPECT_EQ(1, r.rc) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("OOM101")) << r.out;
+}
+
+TEST_F(Cli, StdinWithFilename) {
+  Result r = run("check --output-format concise --stdin-filename pkg/train.py -", dir, kLeaky);
+  EXPECT_EQ(1, r.rc);
+  EXPECT_EQ(0u, r.out.find("pkg/train.py:10:9: OOM101")) << r.out;
+}
+
+TEST_F(Cli, FixDiffAndIdempotence) {
+  spit(dir / "eval.py", kEval);
+  spit(dir / "leaky.py", kLeaky);
+  ::chmod((dir / "eval.py").c_str(), 0640);
+  Result d = run("check --diff eval.py", dir);
+  EXPECT_EQ(1, d.rc);
+  EXPECT_NE(std::string::npos, d.out.find("+    with torch.no_grad():")) << d.out;
+  EXPECT_EQ(kEval, slurp(dir / "eval.py")) << "--diff changes nothing";
+  Result f = run("check --fix eval.py leaky.py", dir);
+  EXPECT_EQ(1, f.rc) << "the unsafe OOM101 fix is not applied without --unsafe-fixes";
+  std::string fixed = slurp(dir / "eval.py");
+  EXPECT_NE(std::string::npos, fixed.find("    with torch.no_grad():\n        for x, y in loader:\n            out = model(x)\n")) << fixed;
+  struct stat st {};
+  ::stat((dir / "eval.py").c_str(), &st);
+  EXPECT_EQ(0640u, st.st_mode & 0777) << "file mode kept";
+  EXPECT_EQ(kLeaky, slurp(dir / "leaky.py"));
+  Result u = run("check --fix --unsafe-fixes leaky.py", dir);
+  EXPECT_EQ(0, u.rc) << u.out;
+  EXPECT_NE(std::string::npos, slurp(dir / "leaky.py").find("total += loss.item()"));
+  std::string once = slurp(dir / "leaky.py") + slurp(dir / "eval.py");
+  run("check --fix --unsafe-fixes .", dir);
+  EXPECT_EQ(once, slurp(dir / "leaky.py") + slurp(dir / "eval.py")) << "a second --fix changes nothing";
+  // Fixed files still compile.
+  std::string py = "python3 -m py_compile '" + (dir / "eval.py").string() + "' '" + (dir / "leaky.py").string() + "'";
+  EXPECT_EQ(0, std::system(py.c_str()));
+}
+
+TEST_F(Cli, FixKeepsTabsAndCrlf) {
+  std::string tabs = "import torch\n\ndef evaluate(model, loader):\n\tmodel.eval()\n\tfor x in loader:\n\t\tout = model(x)  # keep me\r\n";
+  spit(dir / "tabs.py", tabs);
+  run("check --fix tabs.py", dir);
+  EXPECT_EQ("import torch\n\ndef evaluate(model, loader):\n\tmodel.eval()\n\twith torch.no_grad():\n\t\tfor x in loader:\n\t\t\tout = model(x)  # keep me\r\n",
+            slurp(dir / "tabs.py"));
+  std::string crlf = "import torch\r\n\r\ndef evaluate(model, loader):\r\n    model.eval()\r\n    for x in loader:\r\n        out = model(x)\r\n";
+  spit(dir / "crlf.py", crlf);
+  run("check --fix crlf.py", dir);
+  EXPECT_EQ("import torch\r\n\r\ndef evaluate(model, loader):\r\n    model.eval()\r\n    with torch.no_grad():\r\n        for x in loader:\r\n            out = model(x)\r\n",
+            slurp(dir / "crlf.py"));
+}
+
+TEST_F(Cli, ReadOnlyFileIsReportedNotTouched) {
+  spit(dir / "eval.py", kEval);
+  ::chmod((dir / "eval.py").c_str(), 0444);
+  Result r = run("check --fix eval.py", dir);
+  EXPECT_NE(std::string::npos, r.out.find("read-only")) << r.out;
+  EXPECT_EQ(kEval, slurp(dir / "eval.py"));
+}
+
+TEST_F(Cli, RuleDocsAndVersion) {
+  Result r = run("rule OOM101", dir);
+  EXPECT_EQ(0, r.rc);
+  EXPECT_NE(std::string::npos, r.out.find("# accumulated-tensor-with-graph (OOM101)"));
+  EXPECT_NE(std::string::npos, r.out.find("## Why is this bad?"));
+  Result lower = run("rule oom201", dir);
+  EXPECT_EQ(0, lower.rc);
+  Result all = run("rule --all", dir);
+  for (const char* code : {"OOM101", "OOM102", "OOM103", "OOM104", "OOM105", "OOM201", "OOM301", "OOM302", "OOM401", "OOM501"})
+    EXPECT_NE(std::string::npos, all.out.find(std::string("(") + code + ")")) << code;
+  EXPECT_EQ(2, run("rule OOM999", dir).rc);
+  Result v = run("--version", dir);
+  EXPECT_EQ(0, v.rc);
+  EXPECT_EQ(0u, v.out.find("oomlint 0."));
+  Result js = run("rule --all --output-format json", dir);
+  json j = json::parse(js.out);
+  EXPECT_GE(j.size(), 10u);
+}
+
+TEST_F(Cli, StatisticsCountsPerCode) {
+  spit(dir / "a.py", kLeaky);
+  spit(dir / "b.py", kLeaky);
+  Result r = run("check --statistics .", dir);
+  EXPECT_EQ(1, r.rc);
+  EXPECT_NE(std::string::npos, r.out.find("    2\tOOM101\t[ ] accumulated-tensor-with-graph")) << r.out;
+}
+
+TEST(Examples, BundledTrainingScriptHasTheDocumentedFindings) {
+  std::string cmd = std::string(OOMLINT_BINARY) + " check --output-format json " + OOMLINT_EXAMPLES + "/train.py";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(nullptr, p);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  ::pclose(p);
+  json j = json::parse(out);
+  std::multiset<std::string> codes;
+  for (const json& f : j) codes.insert(f["code"].get<std::string>());
+  std::multiset<std::string> expected = {"OOM101", "OOM102", "OOM201", "OOM301", "OOM302", "OOM401", "OOM501"};
+  EXPECT_EQ(expected, codes) << out;
+}
