@@ -65,7 +65,7 @@ class Oom103 final : public Rule {
     if (v.history != Tri::No || v.device != Tri::Yes) return;
     NodeId loop = storeOutlivesLoop(f, st);
     if (loop == kNone) return;
-    if (!(f.loopRole(loop) & (loop_role::kData | loop_role::kEval))) return;
+    if (!(f.loopRole(loop) & loop_role::kData)) return;
     NodeId root = st.container;
     while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;

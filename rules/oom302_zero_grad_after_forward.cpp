@@ -68,25 +68,38 @@ class Oom302 final : public Rule {
     uint32_t at = m.expr(call).span.begin;
     bool forwardBefore = false, zeroBeforeForward = false, backwardAfter = false;
     uint32_t firstForward = UINT32_MAX;
+    uint32_t lastBackwardBefore = 0;
+    auto inStep = [&](NodeId t) { return loop != kNone ? f.within(t, loop) && t != loop : f.enclosingLoop(t) == kNone; };
     // One training step: the loop body holding the call, or the function if not in a loop.
+    // The forward that matters is one whose graph is back-propagated after this zero_grad: a
+    // forward already followed by its own backward before the zero_grad is a finished step.
     for (NodeId t : f.statementsOf(fn)) {
-      if (loop != kNone ? !f.within(t, loop) || t == loop : f.enclosingLoop(t) != kNone) continue;
+      if (!inStep(t)) continue;
       for (NodeId c : f.callsOf(t)) {
         uint32_t pos = m.expr(c).span.begin;
-        if (pos < at && f.isForwardCall(c) && f.gradMode(t) == GradMode::Enabled) {
-          forwardBefore = true;
-          firstForward = std::min(firstForward, pos);
-        }
+        if (pos < at && (f.isBackwardCall(c) || f.isAutogradGradCall(c))) lastBackwardBefore = std::max(lastBackwardBefore, pos);
         if (pos > at && (f.isBackwardCall(c) || f.isAutogradGradCall(c))) backwardAfter = true;
       }
       if (f.reachesBackward(t) && m.stmt(t).span.begin > at) backwardAfter = true;
     }
+    for (NodeId t : f.statementsOf(fn)) {
+      if (!inStep(t)) continue;
+      for (NodeId c : f.callsOf(t)) {
+        uint32_t pos = m.expr(c).span.begin;
+        if (pos < at && pos > lastBackwardBefore && f.isForwardCall(c) && f.gradMode(t) == GradMode::Enabled) {
+          forwardBefore = true;
+          firstForward = std::min(firstForward, pos);
+        }
+      }
+    }
     if (!forwardBefore || !backwardAfter) return;
     // An earlier zero_grad (or `p.grad = None`) before the forward already freed the buffers.
     for (NodeId t : f.statementsOf(fn)) {
-      if (loop != kNone ? !f.within(t, loop) || t == loop : f.enclosingLoop(t) != kNone) continue;
-      for (NodeId c : f.callsOf(t))
-        if (c != call && methodName(m, c) == "zero_grad" && m.expr(c).span.begin < firstForward) zeroBeforeForward = true;
+      if (!inStep(t)) continue;
+      for (NodeId c : f.callsOf(t)) {
+        uint32_t pos = m.expr(c).span.begin;
+        if (c != call && methodName(m, c) == "zero_grad" && pos < firstForward && pos > lastBackwardBefore) zeroBeforeForward = true;
+      }
     }
     if (zeroBeforeForward) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span,

@@ -129,8 +129,11 @@ class FactsBuilder {
         f_.loopOf_[s] = (pk == StmtKind::For || pk == StmtKind::While) ? st.parent : f_.loopOf_[st.parent];
       }
     }
-    for (NodeId e = 0; e < ne; ++e)
-      if (m_.expr(e).kind == ExprKind::Call && m_.expr(e).stmt != kNone) f_.stmtCalls_[m_.expr(e).stmt].push_back(e);
+    // Calls a statement runs; those inside a lambda body run wherever the lambda is called.
+    for (NodeId e = 0; e < ne; ++e) {
+      const Expr& x = m_.expr(e);
+      if (x.kind == ExprKind::Call && x.stmt != kNone && !m_.functions[x.owner].isLambda) f_.stmtCalls_[x.stmt].push_back(e);
+    }
     for (const Function& fn : m_.functions)
       if (!fn.isLambda) f_.functionsByName_[fn.name].push_back(static_cast<uint32_t>(&fn - m_.functions.data()));
 
@@ -158,7 +161,7 @@ class FactsBuilder {
         for (NodeId b : items(m_, m_.classes[c].bases)) {
           const std::string& canon = m_.canonical(b);
           std::string_view text = m_.textOf(b);
-          bool isModule = canon == "torch.nn.Module" || (startsWith(canon, "torch.nn.") && !canon.empty() &&
+          bool isModule = canon == "torch.nn.Module" || names::lastComponent(canon) == "Module" || (startsWith(canon, "torch.nn.") && !canon.empty() &&
                                                         std::isupper(static_cast<unsigned char>(names::lastComponent(canon)[0]))) ||
                           endsWith(text, "nn.Module") || endsWith(canon, "LightningModule") ||
                           endsWith(text, "LightningModule") || endsWith(canon, "PreTrainedModel");
@@ -503,7 +506,13 @@ class FactsBuilder {
   void computeEvalContexts() {
     for (size_t fn = 0; fn < m_.functions.size(); ++fn) {
       const Function& f = m_.functions[fn];
-      bool byName = fn != 0 && !f.isLambda && names::looksLikeEvalFunction(f.name) &&
+      // Test functions assert on outputs; their memory is not the concern (ruff users silence
+      // tests with per-file-ignores; oomlint does not look at them at all).
+      std::string_view fname = f.name;
+      bool testFunction = fname.substr(0, 5) == "test_" || fname.substr(0, 6) == "_test_";
+      // Methods of a module are its API: their callers choose the grad mode.
+      bool moduleMethod = f.cls >= 0 && f_.moduleClass_[static_cast<size_t>(f.cls)];
+      bool byName = fn != 0 && !f.isLambda && !testFunction && !moduleMethod && names::looksLikeEvalFunction(f.name) &&
                     !(f_.fnFlags_[fn] & Facts::kReachesUpdate);
       if (byName && f.cls >= 0) {
         // unittest.TestCase methods are tests, not evaluation loops.
@@ -515,6 +524,7 @@ class FactsBuilder {
       NodeId opener = kNone;
       NodeId openerBlock = kNone;
       for (NodeId s : stmts) {
+        if (testFunction) break;
         char sw = modeSwitch(s);
         if (sw == 'e') {
           opener = s;

@@ -111,20 +111,25 @@ bool looksLikeDevice(std::string_view name) {
 }
 
 bool looksLikeEvalFunction(std::string_view name) {
-  static constexpr std::array<std::string_view, 16> kWords = {
+  static constexpr std::array<std::string_view, 14> kVerbs = {
       "eval", "evaluate", "evaluation", "evaluating", "val", "valid", "validate", "validation",
-      "validating", "predict", "prediction", "predictions", "infer", "inference", "test", "testing"};
+      "validating", "predict", "prediction", "predictions", "infer", "inference"};
   std::string n = lower(name);
-  // pytest/unittest test functions are not evaluation loops.
-  if (startsWith(n, "test_") || startsWith(n, "_test") || (startsWith(n, "test") && n.size() > 4 && n[4] != '_'))
-    return n == "test_epoch" || n == "test_one_epoch" || n == "test_loop";
+  while (!n.empty() && n[0] == '_') n.erase(0, 1);
+  // "test" is an evaluation loop only when the function is literally named for it: test_* are
+  // pytest/unittest tests, and helpers with "test" in their names are test utilities.
+  if (n == "test" || n == "test_epoch" || n == "test_one_epoch" || n == "test_loop" || n == "testing") return true;
   // Lightning-style hooks run under no_grad by their framework.
-  if (endsWith(n, "_step") && (startsWith(n, "validation") || startsWith(n, "val") ||
-                               startsWith(n, "test") || startsWith(n, "predict")))
+  if (endsWith(n, "_step") && (startsWith(n, "validation") || startsWith(n, "val") || startsWith(n, "test") ||
+                               startsWith(n, "predict")))
     return false;
-  for (const std::string& w : words(name))
-    if (in(w, kWords)) return true;
-  return false;
+  std::vector<std::string> w = words(name);
+  if (w.empty()) return false;
+  if (in(w.front(), kVerbs)) return true;  // evaluate_model, val_epoch, predict_batch, inference_loop
+  static constexpr std::array<std::string_view, 5> kLeads = {"run", "do", "start", "perform", "compute"};
+  if (w.size() >= 2 && in(w.front(), kLeads) && in(w[1], kVerbs)) return true;  // run_validation, do_eval
+  // model_eval, batch_inference; but not get_val / max_val.
+  return w.size() >= 2 && in(w.back(), kVerbs) && w.back() != "val" && w.back() != "valid";
 }
 
 }  // namespace oomlint::names

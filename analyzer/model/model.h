@@ -65,6 +65,7 @@ struct Expr {
   uint32_t firstArg = 0, argCount = 0;  // into Module::args
   uint32_t canonical = 0;                // into Module::names; 0 = not resolved to an import
   uint32_t function = 0;                 // Lambda: its Function
+  uint32_t owner = 0;                    // Function whose code evaluates this (a lambda for its body)
   NodeId stmt = kNone;                   // the statement this expression belongs to
 };
 

@@ -201,6 +201,7 @@ class Lowerer {
     Expr e;
     e.kind = k;
     e.span = spanOf(n);
+    e.owner = fn_;
     m_.exprs.push_back(e);
     return static_cast<NodeId>(m_.exprs.size() - 1);
   }
