@@ -7,13 +7,15 @@ cd "$root"
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
-  nodejs npm                       # npm pack fetches the pinned grammar and SARIF validator
   libtree-sitter-dev               # tree-sitter runtime 0.20.7 (grammar ABI 13-14)
   nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev                     # tests
   libicu72                         # the SARIF validator (.NET) needs ICU
   python3                          # tests compile fixed files with py_compile
 )
+# npm pack fetches the pinned grammar and the SARIF validator. A machine that already has Node.js
+# (for example from NodeSource, whose nodejs bundles npm) keeps it.
+if ! command -v npm >/dev/null 2>&1; then packages+=(nodejs npm); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

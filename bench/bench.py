@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""oomlint benchmarks, run by hand (not in CI). Prints one table from one run.
+
+Each command runs --runs times (after one warm-up); the table shows the median wall time and the
+median CPU time (user + sys of the child), and each ratio is computed from those medians measured
+side by side in this run.
+
+    python3 bench/bench.py [--corpus DIR] [--runs N] [--threads N]
+"""
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def measure(cmd, runs, cwd=None):
+    walls, cpus = [], []
+    for i in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode not in (0, 1):
+            sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd)}")
+        if i == 0:
+            continue  # warm-up: page cache, dynamic loader
+        walls.append(wall)
+        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return statistics.median(walls), statistics.median(cpus), max(after.ru_maxrss, 0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default="/usr/lib/python3/dist-packages/torch")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = ap.parse_args()
+
+    oomlint = os.path.join(args.build, "oomlint")
+    bare = os.path.join(args.build, "oomlint_bare_parse")
+    subprocess.run(["cmake", "--build", args.build, "--target", "oomlint", "oomlint_bare_parse"], check=True,
+                   stdout=subprocess.DEVNULL)
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.corpus) for f in fs if f.endswith(".py"))
+    lines = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            lines += fh.read().count(b"\n")
+    listfile = os.path.join(args.build, "bench_files.txt")
+    with open(listfile, "w") as fh:
+        fh.write("\n".join(files))
+
+    t = str(args.threads)
+    rows = []
+    parse = measure([bare, "--threads", t, "@" + listfile], args.runs)
+    rows.append(("tree-sitter parse + walk (floor)", parse))
+    check = measure([oomlint, "check", "--threads", t, "--isolated", "--exit-zero", "-q", args.corpus], args.runs)
+    rows.append(("oomlint check", check))
+    all_rules = measure([oomlint, "check", "--threads", t, "--isolated", "--exit-zero", "-q", "--select", "ALL",
+                         args.corpus], args.runs)
+    rows.append(("oomlint check --select ALL", all_rules))
+
+    one = os.path.join(ROOT, "examples", "train.py")
+    startup = measure([oomlint, "check", "--isolated", "--exit-zero", "-q", one], max(args.runs, 20))
+    rows.append(("oomlint check examples/train.py", startup))
+
+    print(f"corpus: {args.corpus}: {len(files)} files, {lines} lines; threads={t}; median of {args.runs} runs")
+    print(f"{'command':40} {'wall s':>9} {'cpu s':>9} {'lines/s/core':>13}")
+    for name, (wall, cpu, _) in rows:
+        per_core = lines / cpu if cpu > 0 and "train.py" not in name else float("nan")
+        print(f"{name:40} {wall:9.3f} {cpu:9.3f} {per_core:13,.0f}")
+    print()
+    print(f"oomlint CPU / bare parse CPU: {check[1] / parse[1]:.2f}x   (target <= 2.0x, issue 2; <= 1.2x, issue 7)")
+    print(f"oomlint wall / bare parse wall: {check[0] / parse[0]:.2f}x")
+    print(f"start-up, one 90-line file: {startup[0] * 1000:.1f} ms wall median")
+
+
+if __name__ == "__main__":
+    main()
