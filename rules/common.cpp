@@ -78,16 +78,44 @@ bool onlyWhitespace(std::string_view s) {
   return true;
 }
 
-/// The file's indentation unit: a tab, or the smallest indentation of any indented line.
-std::string indentUnit(const Module& m, std::string_view currentIndent) {
+/// Leading whitespace of the line holding byte `offset`.
+std::string_view indentOf(const Module& m, uint32_t line) {
+  std::string_view t = m.lineText(line);
+  size_t n = 0;
+  while (n < t.size() && (t[n] == ' ' || t[n] == '\t')) ++n;
+  return t.substr(0, n);
+}
+
+/// The indentation unit around `stmt`: the step from it to its own body, or from its parent to
+/// it; a tab when the file indents with tabs; else the smallest indentation of the file's first
+/// lines; 4 spaces by default.
+std::string indentUnit(const Module& m, NodeId stmt, std::string_view currentIndent) {
   if (currentIndent.find('\t') != std::string_view::npos) return "\t";
+  const Stmt& st = m.stmt(stmt);
+  auto step = [&](uint32_t outerLine, uint32_t innerLine) -> std::string {
+    std::string_view outer = indentOf(m, outerLine), inner = indentOf(m, innerLine);
+    if (inner.size() > outer.size() && inner.substr(0, outer.size()) == outer) return std::string(inner.substr(outer.size()));
+    return {};
+  };
+  if (st.body.count) {
+    std::string u = step(st.span.line, m.stmt(m.lists[st.body.first]).span.line);
+    if (!u.empty()) return u;
+  }
+  if (st.parent != kNone) {
+    std::string u = step(m.stmt(st.parent).span.line, st.span.line);
+    if (!u.empty()) return u;
+  } else if (st.function != 0) {
+    std::string u = step(m.functions[st.function].span.line, st.span.line);
+    if (!u.empty()) return u;
+  }
   size_t best = 0;
-  for (uint32_t line = 1; line <= m.lineStarts.size(); ++line) {
+  uint32_t limit = std::min<uint32_t>(static_cast<uint32_t>(m.lineStarts.size()), 500);
+  for (uint32_t line = 1; line <= limit; ++line) {
     std::string_view t = m.lineText(line);
     size_t n = 0;
     while (n < t.size() && t[n] == ' ') ++n;
     if (n == 0 || n == t.size() || t[n] == '#') continue;
-    if (n < t.size() && t[n] == '\t') return "\t";
+    if (t[n] == '\t') return "\t";
     if (best == 0 || n < best) best = n;
   }
   if (best == 0 || best > 8) best = 4;
@@ -167,10 +195,11 @@ bool wrapInWith(const Module& m, NodeId stmt, std::string_view ctx, Edit& out) {
   while (k < after.size() && (after[k] == ' ' || after[k] == '\t')) ++k;
   if (k < after.size() && after[k] != '#') return false;
   // Re-indenting would change the contents of a string literal that spans lines.
-  for (const Expr& e : m.exprs)
-    if (e.kind == ExprKind::String && e.span.begin >= st.span.begin && e.span.end <= st.span.end && e.span.line != e.span.endLine)
-      return false;
-  std::string unit = indentUnit(m, indent);
+  for (NodeId id = st.firstExpr; id < st.endExpr && id < m.exprs.size(); ++id) {
+    const Expr& e = m.exprs[id];
+    if (e.kind == ExprKind::String && e.span.line != e.span.endLine) return false;
+  }
+  std::string unit = indentUnit(m, stmt, indent);
   std::string eol = "\n";
   uint32_t firstEnd = st.span.line < m.lineStarts.size() ? m.lineStarts[st.span.line] : static_cast<uint32_t>(src.size());
   if (firstEnd >= 2 && src[firstEnd - 1] == '\n' && src[firstEnd - 2] == '\r') eol = "\r\n";

@@ -65,7 +65,7 @@ class Oom102 final : public Rule {
     if (st.concat) return;  // `torch.cat` growth with history is OOM101's accumulation shape
     if (f.gradMode(s) != GradMode::Enabled) return;
     if (f.value(st.value).history != Tri::Yes) return;
-    if (storeOutlivesLoop(f, st) == kNone) return;
+    if (storeOutlivesLoop(f, st, true) == kNone) return;
     NodeId root = st.container;
     while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;

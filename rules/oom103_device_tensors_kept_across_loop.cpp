@@ -63,7 +63,7 @@ class Oom103 final : public Rule {
     if (st.attribute) return;
     const ValueFact& v = f.value(st.value);
     if (v.history != Tri::No || v.device != Tri::Yes) return;
-    NodeId loop = storeOutlivesLoop(f, st);
+    NodeId loop = storeOutlivesLoop(f, st, false);
     if (loop == kNone) return;
     if (!(f.loopRole(loop) & loop_role::kData)) return;
     NodeId root = st.container;

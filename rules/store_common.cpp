@@ -56,7 +56,7 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
   return false;
 }
 
-NodeId storeOutlivesLoop(const Facts& f, const Store& st) {
+NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansIntended) {
   const Module& m = f.module();
   NodeId loop = f.enclosingLoop(st.stmt);
   if (loop == kNone) return kNone;
@@ -77,7 +77,7 @@ NodeId storeOutlivesLoop(const Facts& f, const Store& st) {
   uint32_t fn = m.stmt(st.stmt).function;
   if (flowsToBackward(f, fn, key)) return kNone;
   bool trainsOrEvaluates = (role & (loop_role::kTraining | loop_role::kEval)) != 0;
-  if (!trainsOrEvaluates && isReturned(f, fn, key)) return kNone;
+  if (returnedMeansIntended && !trainsOrEvaluates && isReturned(f, fn, key)) return kNone;
   return loop;
 }
 

@@ -19,8 +19,10 @@ struct Store {
 bool recognizeStore(const Facts& f, NodeId s, Store& out);
 
 /// The store happens in a loop of some role whose iteration the container outlives, and the
-/// container is not later fed to a backward (intentional accumulation) or returned by a helper.
+/// container is not later fed to a backward (intentional accumulation). With
+/// `returnedMeansIntended`, a container a data-loop helper returns is taken as a loss being built
+/// for the caller (history-carrying stores); for device tensors returning them is the problem.
 /// Returns the loop, or kNone.
-NodeId storeOutlivesLoop(const Facts& f, const Store& st);
+NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansIntended);
 
 }  // namespace oomlint::rules

@@ -165,12 +165,10 @@ class FactsBuilder {
                                                         std::isupper(static_cast<unsigned char>(names::lastComponent(canon)[0]))) ||
                           endsWith(text, "nn.Module") || endsWith(canon, "LightningModule") ||
                           endsWith(text, "LightningModule") || endsWith(canon, "PreTrainedModel");
-          if (!isModule) {
-            for (size_t o = 0; o < m_.classes.size(); ++o)
-              if (f_.moduleClass_[o] && m_.classes[o].name == text) isModule = true;
-          }
+          if (!isModule) isModule = moduleClassNames_.count(text) != 0;
           if (isModule) {
             f_.moduleClass_[c] = true;
+            moduleClassNames_.insert(m_.classes[c].name);
             changed = true;
             break;
           }
@@ -179,11 +177,9 @@ class FactsBuilder {
     }
   }
 
-  bool isLocalModuleClass(std::string_view name) const {
-    for (size_t c = 0; c < m_.classes.size(); ++c)
-      if (f_.moduleClass_[c] && m_.classes[c].name == name) return true;
-    return false;
-  }
+  std::unordered_set<std::string_view> moduleClassNames_;
+
+  bool isLocalModuleClass(std::string_view name) const { return moduleClassNames_.count(name) != 0; }
 
   /// A call that constructs a module: `nn.Linear(...)`, `MyNet()`, `resnet50()`, `X.from_pretrained()`.
   bool constructsModule(NodeId call) const {
@@ -271,9 +267,14 @@ class FactsBuilder {
     std::vector<uint32_t> out;
     if (callee.kind == ExprKind::Name && callee.canonical == 0) {
       auto it = f_.functionsByName_.find(callee.text);
-      if (it != f_.functionsByName_.end())
-        for (uint32_t fn : it->second)
-          if (m_.functions[fn].cls < 0) out.push_back(fn);
+      if (it != f_.functionsByName_.end()) {
+        // A name defined many times resolves to its last definition (what Python would call
+        // after the module ran); a few alternatives (if/else definitions) are all kept.
+        const std::vector<uint32_t>& defs = it->second;
+        size_t from = defs.size() > 4 ? defs.size() - 1 : 0;
+        for (size_t i = from; i < defs.size(); ++i)
+          if (m_.functions[defs[i]].cls < 0) out.push_back(defs[i]);
+      }
     } else if (callee.kind == ExprKind::Attribute && callee.lhs != kNone &&
                m_.expr(callee.lhs).kind == ExprKind::Name && m_.expr(callee.lhs).text == "self") {
       uint32_t caller = m_.stmt(c.stmt).function;
@@ -281,7 +282,7 @@ class FactsBuilder {
       auto it = f_.functionsByName_.find(callee.text);
       if (it != f_.functionsByName_.end() && cls >= 0)
         for (uint32_t fn : it->second)
-          if (m_.functions[fn].cls == cls) out.push_back(fn);
+          if (m_.functions[fn].cls == cls && out.size() < 4) out.push_back(fn);
     }
     return out;
   }

@@ -93,6 +93,7 @@ struct Stmt {
   List body, orelse, finalbody;
   uint32_t firstHandler = 0, handlerCount = 0;
   uint32_t def = 0;       // FunctionDef: Function index; ClassDef: Class index
+  uint32_t firstExpr = 0, endExpr = 0;  // ids of every expression in this statement's subtree
 };
 
 struct Param {

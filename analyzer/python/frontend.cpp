@@ -212,6 +212,8 @@ class Lowerer {
     s.span = spanOf(n);
     s.parent = parent;
     s.function = fn_;
+    s.firstExpr = static_cast<uint32_t>(m_.exprs.size());
+    s.endExpr = s.firstExpr;
     m_.stmts.push_back(s);
     return static_cast<NodeId>(m_.stmts.size() - 1);
   }
@@ -269,7 +271,10 @@ class Lowerer {
       case K::MatchStatement: id = lowerMatch(n, parent); break;
       default: id = lowerSimple(n, parent, StmtKind::Other); break;
     }
-    if (id != kNone) listBuf_.push_back(id);
+    if (id != kNone) {
+      m_.stmts[id].endExpr = static_cast<uint32_t>(m_.exprs.size());
+      listBuf_.push_back(id);
+    }
   }
 
   /// A statement whose only interesting content is its expressions (first one kept as value).
@@ -384,6 +389,7 @@ class Lowerer {
       NodeId elif = newStmt(StmtKind::If, a.node, owner);
       m_.stmts[elif].value = lowerExpr(field(a.node, g_.fCondition), elif);
       m_.stmts[elif].body = lowerBody(field(a.node, g_.fConsequence), elif);
+      m_.stmts[elif].endExpr = static_cast<uint32_t>(m_.exprs.size());
       m_.stmts[owner].orelse = List{static_cast<uint32_t>(m_.lists.size()), 1};
       m_.lists.push_back(elif);
       owner = elif;
@@ -516,6 +522,7 @@ class Lowerer {
       if (depth_ > kMaxDepth) break;
       NodeId next = newStmt(StmtKind::If, c, owner);
       m_.stmts[next].body = lowerBody(consequence, next);
+      m_.stmts[next].endExpr = static_cast<uint32_t>(m_.exprs.size());
       m_.stmts[owner].orelse = List{static_cast<uint32_t>(m_.lists.size()), 1};
       m_.lists.push_back(next);
       owner = next;

@@ -251,7 +251,7 @@ void writeSarif(std::ostream& os, const std::vector<FileResult>& results, const 
                      {"locations", json::array({{{"physicalLocation", {{"artifactLocation", artifact}, {"region", region}}}}})}};
       std::string fpKey = std::string(f.code) + "\n" + lineOf(r.source, starts, l.line);
       uint32_t occurrence = seen[fpKey]++;
-      result["partialFingerprints"] = {{"oomlint/v1", stableFingerprint(r, f, occurrence)}};
+      result["partialFingerprints"] = {{"oomlint/v1", stableFingerprint(r, starts, f, occurrence)}};
       if (f.hasFix && !f.fix.edits.empty()) {
         json replacements = json::array();
         for (const Edit& e : f.fix.edits) {
@@ -341,8 +341,7 @@ std::string ruleUrl(std::string_view code) {
   return "https://github.com/oomlint/oomlint/blob/main/docs/rules.md#" + std::string(code);
 }
 
-std::string stableFingerprint(const FileResult& r, const Finding& f, uint32_t occurrence) {
-  auto starts = lineStartsOf(r.source);
+std::string stableFingerprint(const FileResult& r, const std::vector<uint32_t>& starts, const Finding& f, uint32_t occurrence) {
   std::string text = lineOf(r.source, starts, f.span.line);
   size_t a = text.find_first_not_of(" \t");
   size_t b = text.find_last_not_of(" \t");

@@ -34,6 +34,6 @@ std::string ruleUrl(std::string_view code);
 
 /// Fingerprint that survives unrelated edits: code, path and the trimmed text of the reported
 /// line, disambiguated by occurrence. Not derived from the line number.
-std::string stableFingerprint(const FileResult& r, const Finding& f, uint32_t occurrence);
+std::string stableFingerprint(const FileResult& r, const std::vector<uint32_t>& lineStarts, const Finding& f, uint32_t occurrence);
 
 }  // namespace oomlint::report
