@@ -159,6 +159,53 @@ bool removePositionalArg(const Module& m, NodeId call, uint32_t index, Edit& out
   return false;
 }
 
+bool insertArgument(const Module& m, NodeId call, std::string_view arg, bool first, Edit& out) {
+  const Expr& c = m.expr(call);
+  std::string_view src(m.source);
+  if (c.span.end == 0 || src[c.span.end - 1] != ')') return false;
+  out.content.clear();
+  if (c.argCount == 0) {
+    out.begin = out.end = c.span.end - 1;
+    out.content = std::string(arg);
+    return true;
+  }
+  const Arg* args = m.argsBegin(c);
+  if (first) {
+    out.begin = out.end = argStart(m, args[0]);
+    out.content = std::string(arg) + ", ";
+  } else {
+    out.begin = out.end = m.expr(args[c.argCount - 1].value).span.end;
+    out.content = ", " + std::string(arg);
+  }
+  return true;
+}
+
+bool insertStatementBefore(const Module& m, NodeId stmt, std::string_view text, Edit& out) {
+  const Stmt& st = m.stmt(stmt);
+  std::string_view src(m.source);
+  uint32_t ls = lineStart(m, st.span.line);
+  std::string_view indent = src.substr(ls, st.span.begin - ls);
+  if (!onlyWhitespace(indent)) return false;
+  uint32_t firstEnd = st.span.line < m.lineStarts.size() ? m.lineStarts[st.span.line] : static_cast<uint32_t>(src.size());
+  std::string eol = firstEnd >= 2 && src[firstEnd - 1] == '\n' && src[firstEnd - 2] == '\r' ? "\r\n" : "\n";
+  out.begin = out.end = ls;
+  out.content = std::string(indent) + std::string(text) + eol;
+  return true;
+}
+
+bool insideContext(const Module& m, NodeId stmt, bool (*matches)(const std::string& canonical)) {
+  for (NodeId p = stmt; p != kNone; p = m.stmt(p).parent) {
+    const Stmt& st = m.stmt(p);
+    if (st.kind == StmtKind::With && p != stmt)
+      for (NodeId ctx : items(m, st.targets))
+        if (matches(m.canonical(ctx))) return true;
+  }
+  uint32_t fn = m.stmt(stmt).function;
+  for (NodeId d : items(m, m.functions[fn].decorators))
+    if (matches(m.canonical(d))) return true;
+  return false;
+}
+
 bool removeStatement(const Module& m, NodeId stmt, Edit& out) {
   const Stmt& st = m.stmt(stmt);
   std::string_view src(m.source);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/rule.h"
+#include "facts/names.h"
 
 namespace oomlint::rules {
 
@@ -20,6 +21,18 @@ Edit replaceExpr(const Module& m, NodeId expr, std::string replacement);
 bool removeKeywordArg(const Module& m, NodeId call, std::string_view keyword, Edit& out);
 /// Edit deleting the first positional argument of `call`.
 bool removePositionalArg(const Module& m, NodeId call, uint32_t index, Edit& out);
+
+/// Edit inserting argument text `arg` into `call`: as the last argument (`f(a)` -> `f(a, arg)`),
+/// or as the first (`f(a)` -> `f(arg, a)`). False when the call's parentheses cannot be found.
+bool insertArgument(const Module& m, NodeId call, std::string_view arg, bool first, Edit& out);
+
+/// Edit inserting a new statement line `text` (without indentation or newline) just before
+/// statement `stmt`, at the same indentation. False when `stmt` shares its first line.
+bool insertStatementBefore(const Module& m, NodeId stmt, std::string_view text, Edit& out);
+
+/// The enclosing statement chain of `stmt` holds a `with` whose context is one of `canonicals`
+/// (or the function is decorated with one). Used for autocast regions.
+bool insideContext(const Module& m, NodeId stmt, bool (*matches)(const std::string& canonical));
 
 /// Edit deleting a whole statement that sits alone on its lines (or replacing it with `pass` when
 /// it is the only statement of its block). False when the statement shares a line.

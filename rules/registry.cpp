@@ -6,8 +6,22 @@ namespace oomlint {
 
 const std::vector<const Rule*>& allRules() {
   static const std::vector<const Rule*> rules = {
-      &rules::oom101(), &rules::oom102(), &rules::oom103(), &rules::oom104(), &rules::oom105(),
-      &rules::oom201(), &rules::oom301(), &rules::oom302(), &rules::oom401(), &rules::oom501(),
+      &rules::oom101(),
+      &rules::oom102(),
+      &rules::oom103(),
+      &rules::oom104(),
+      &rules::oom105(),
+      &rules::oom106(),
+      &rules::oom201(),
+      &rules::oom301(),
+      &rules::oom302(),
+      &rules::oom401(),
+      &rules::oom403(),
+      &rules::oom501(),
+      &rules::oom503(),
+      &rules::oom504(),
+      &rules::oom701(),
+      &rules::oom702(),
   };
   return rules;
 }

@@ -1,5 +1,5 @@
 #pragma once
-/// One line per rule: adding a rule means writing its file and one line in registry.cpp.
+/// One line per rule: adding a rule means writing its file and one line here and in registry.cpp.
 
 #include "engine/rule.h"
 
@@ -9,9 +9,15 @@ const Rule& oom102();
 const Rule& oom103();
 const Rule& oom104();
 const Rule& oom105();
+const Rule& oom106();
 const Rule& oom201();
 const Rule& oom301();
 const Rule& oom302();
 const Rule& oom401();
+const Rule& oom403();
 const Rule& oom501();
+const Rule& oom503();
+const Rule& oom504();
+const Rule& oom701();
+const Rule& oom702();
 }  // namespace oomlint::rules

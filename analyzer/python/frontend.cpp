@@ -990,7 +990,9 @@ void resolveCanonicalNames(Module& m) {
     if (e.kind == ExprKind::Name) {
       auto it = m.imports.find(e.text);
       if (it != m.imports.end()) e.canonical = intern(it->second);
-    } else if (e.kind == ExprKind::Attribute && e.lhs != kNone) {
+    } else if (e.kind == ExprKind::Attribute && e.lhs != kNone &&
+               (m.exprs[e.lhs].kind == ExprKind::Name || m.exprs[e.lhs].kind == ExprKind::Attribute)) {
+      // Only dotted paths resolve: `torch.ones(3).cuda` is a method of a value, not `torch.ones.cuda`.
       uint32_t base = m.exprs[e.lhs].canonical;
       if (base != 0) e.canonical = intern(m.names[base] + "." + std::string(e.text));
     } else if (e.kind == ExprKind::Call && e.lhs != kNone) {

@@ -1,0 +1,65 @@
+// OOM106 backward-create-graph
+#include "rules/common.h"
+#include "rules/registry.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM106", "backward-create-graph", Severity::Error, true, true, FixKind::DisplayOnly, true, true,
+    "backward(create_graph=True) creates a parameter <-> .grad <-> grad_fn reference cycle",
+    R"doc(## What it does
+Flags `.backward(create_graph=True)` (and `torch.autograd.backward(..., create_graph=True)`).
+
+## Why is this bad?
+With `create_graph=True` the gradients written into each parameter's `.grad` carry a `grad_fn`
+that refers back to the parameters: parameter -> `.grad` -> `grad_fn` -> parameter. Reference
+counting cannot free that cycle, so every iteration's higher-order graph leaks until the cyclic
+garbage collector runs, and PyTorch warns about it. Memory grows step after step.
+
+## Example
+```python
+loss.backward(create_graph=True)
+penalty = sum(p.grad.pow(2).sum() for p in model.parameters())
+```
+
+## Use instead
+```python
+grads = torch.autograd.grad(loss, params, create_graph=True)  # returned, not stored in .grad
+penalty = sum(g.pow(2).sum() for g in grads)
+```
+
+## Fix safety
+Display only: switching to `torch.autograd.grad` changes where the gradients live.
+
+## Measured cost
+The runtime probe `oomlint-probe OOM106` measures retained memory per step for both variants.
+
+## References
+- `torch.Tensor.backward` (the create_graph warning): https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
+)doc",
+};
+
+class Oom106 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+  void onCall(Context& ctx, NodeId call) const override {
+    const Module& m = ctx.module();
+    if (!ctx.facts().isBackwardCall(call)) return;
+    if (!isTrueLiteral(m, keywordArg(m, call, "create_graph"))) return;
+    Finding& f = ctx.report(kInfo, m.expr(call).span,
+                            "`backward(create_graph=True)` stores gradients with their own graph in `.grad`, a reference "
+                            "cycle with the parameters that leaks every iteration");
+    f.hasFix = true;
+    f.fix = Fix{Applicability::DisplayOnly, "Use `torch.autograd.grad(loss, params, create_graph=True)` and keep the gradients out of `.grad`", {}};
+  }
+};
+
+}  // namespace
+
+const Rule& oom106() {
+  static const Oom106 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules

@@ -1,0 +1,110 @@
+// OOM504 host-tensor-then-device-copy
+#include <array>
+
+#include "rules/common.h"
+#include "rules/registry.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM504", "host-tensor-then-device-copy", Severity::Info, true, true, FixKind::Safe, true, true,
+    "A tensor is created on the host and immediately copied to the GPU",
+    R"doc(## What it does
+Flags a tensor factory called without `device=` whose result is immediately moved to the GPU:
+`torch.zeros(n).cuda()`, `torch.randn(b, d).to(device)`, `torch.arange(n).to("cuda")`.
+
+## Why is this bad?
+The tensor is first allocated and filled in host memory, then copied over PCIe into a second,
+device allocation: an extra host allocation, a copy and (for pageable memory) a synchronisation,
+for a tensor that could have been created on the GPU directly.
+
+## Example
+```python
+mask = torch.ones(seq, seq).cuda()
+noise = torch.randn(batch, dim).to(device)
+```
+
+## Use instead
+```python
+mask = torch.ones(seq, seq, device="cuda")
+noise = torch.randn(batch, dim, device=device)
+```
+
+## Fix safety
+Safe for deterministic factories (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`, `eye`,
+`tensor`). Unsafe for random ones (`rand`, `randn`, `randint`, `randperm`, `normal`): the numbers
+then come from the GPU's generator instead of the CPU's, so a seeded run draws different values.
+
+## Measured cost
+The runtime probe `oomlint-probe OOM504` measures host and device bytes and time for both forms.
+
+## References
+- CUDA semantics, best practices: https://pytorch.org/docs/stable/notes/cuda.html#best-practices
+)doc",
+};
+
+bool deterministicFactory(std::string_view n) {
+  static constexpr std::array<std::string_view, 9> k = {"zeros", "ones", "empty", "full", "arange", "linspace", "eye", "tensor", "logspace"};
+  for (std::string_view x : k)
+    if (n == x) return true;
+  return false;
+}
+bool randomFactory(std::string_view n) {
+  static constexpr std::array<std::string_view, 6> k = {"rand", "randn", "randint", "randperm", "normal", "bernoulli"};
+  for (std::string_view x : k)
+    if (n == x) return true;
+  return false;
+}
+
+class Oom504 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+  void onCall(Context& ctx, NodeId call) const override {
+    const Module& m = ctx.module();
+    const Facts& f = ctx.facts();
+    std::string_view meth = methodName(m, call);
+    if (meth != "cuda" && meth != "to") return;
+    if (!m.canonical(call).empty()) return;
+    NodeId factory = receiverOf(m, call);
+    if (factory == kNone || m.expr(factory).kind != ExprKind::Call) return;
+    const std::string& fc = m.canonical(factory);
+    if (fc.rfind("torch.", 0) != 0 || fc.find('.', 6) != std::string::npos) return;  // torch.<factory> only
+    std::string_view name = names::lastComponent(fc);
+    bool det = deterministicFactory(name), rnd = randomFactory(name);
+    if (!det && !rnd) return;
+    if (keywordArg(m, factory, "device") != kNone || keywordArg(m, factory, "**") != kNone) return;
+    std::string deviceText;
+    if (meth == "cuda") {
+      if (m.expr(call).argCount > 0) return;  // `.cuda(i)`: keep it simple and silent
+      deviceText = "\"cuda\"";
+    } else {
+      if (m.expr(call).argCount != 1) return;
+      NodeId dev = positionalArg(m, call, 0);
+      if (dev == kNone) dev = keywordArg(m, call, "device");
+      if (dev == kNone || !f.isGpuDeviceExpr(dev)) return;
+      deviceText = std::string(m.textOf(dev));
+    }
+    Finding& finding = ctx.report(kInfo, m.expr(call).span,
+                                  "`" + fc + "` allocates on the host and is then copied to the GPU; create it there with `device=`");
+    Edit toFactory;
+    if (!insertArgument(m, factory, "device=" + deviceText, false, toFactory)) return;
+    // Replace the whole `factory(...).to(dev)` with `factory(..., device=dev)`.
+    std::string factoryText(m.textOf(factory));
+    uint32_t rel = toFactory.begin - m.expr(factory).span.begin;
+    factoryText.insert(rel, toFactory.content);
+    finding.hasFix = true;
+    finding.fix.applicability = det ? Applicability::Safe : Applicability::Unsafe;
+    finding.fix.message = "Pass `device=" + deviceText + "` to `" + std::string(name) + "`";
+    finding.fix.edits.push_back(replaceExpr(m, call, factoryText));
+  }
+};
+
+}  // namespace
+
+const Rule& oom504() {
+  static const Oom504 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules

@@ -1,0 +1,78 @@
+// OOM701 deprecated-amp-api
+#include "rules/amp_common.h"
+#include "rules/registry.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM701", "deprecated-amp-api", Severity::Warning, true, false, FixKind::Safe, false, true,
+    "Deprecated torch.cuda.amp / torch.cpu.amp API",
+    R"doc(## What it does
+Flags calls of `torch.cuda.amp.autocast(...)`, `torch.cpu.amp.autocast(...)` and
+`torch.cuda.amp.GradScaler(...)`, however they were imported (the import itself is not flagged).
+
+## Why is this bad?
+These spellings are deprecated since PyTorch 2.4 and emit a `FutureWarning` on every call; they will
+be removed. The device-generic `torch.autocast(device_type, ...)` and `torch.amp.GradScaler(device,
+...)` are the supported API.
+
+## Example
+```python
+scaler = torch.cuda.amp.GradScaler()
+with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+    loss = model(x)
+```
+
+## Use instead
+```python
+scaler = torch.amp.GradScaler("cuda")
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    loss = model(x)
+```
+
+## Fix safety
+Safe: the replacement takes the same keyword arguments and behaves the same. oomlint offers it when
+`torch` is imported under a name it can use and the old call passes no positional arguments that
+would shift (autocast's first positional argument was `enabled`); otherwise it only shows it.
+
+## References
+- Automatic mixed precision: https://pytorch.org/docs/stable/amp.html
+)doc",
+};
+
+class Oom701 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+  void onCall(Context& ctx, NodeId call) const override {
+    const Module& m = ctx.module();
+    const std::string& c = m.canonical(call);
+    if (!isDeprecatedAmp(c)) return;
+    bool scaler = c == "torch.cuda.amp.GradScaler";
+    std::string device = c.rfind("torch.cpu.", 0) == 0 ? "cpu" : "cuda";
+    std::string target = scaler ? "torch.amp.GradScaler" : "torch.autocast";
+    std::string local = localName(m, target);
+    std::string shown = (local.empty() ? target : local) + "(\"" + device + "\", ...)";
+    Finding& f = ctx.report(kInfo, m.expr(call).span, "`" + c + "` is deprecated; use `" + shown + "`");
+    f.hasFix = true;
+    f.fix.applicability = Applicability::DisplayOnly;
+    f.fix.message = "Use `" + shown + "`";
+    if (local.empty()) return;
+    if (!scaler && positionalArg(m, call, 0) != kNone) return;  // `autocast(True)` would shift into dtype
+    if (keywordArg(m, call, "device_type") != kNone || keywordArg(m, call, "device") != kNone) return;
+    Edit callee = replaceExpr(m, m.expr(call).lhs, local);
+    Edit arg;
+    if (!insertArgument(m, call, "\"" + device + "\"", true, arg)) return;
+    f.fix.applicability = Applicability::Safe;
+    f.fix.edits = {callee, arg};
+  }
+};
+
+}  // namespace
+
+const Rule& oom701() {
+  static const Oom701 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules
