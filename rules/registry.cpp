@@ -26,8 +26,14 @@ const std::vector<const Rule*>& allRules() {
       &rules::oom502(),
       &rules::oom503(),
       &rules::oom504(),
+      &rules::oom505(),
+      &rules::oom506(),
+      &rules::oom601(),
+      &rules::oom602(),
       &rules::oom701(),
       &rules::oom702(),
+      &rules::oom801(),
+      &rules::oom802(),
   };
   return rules;
 }

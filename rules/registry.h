@@ -24,6 +24,12 @@ const Rule& oom501();
 const Rule& oom502();
 const Rule& oom503();
 const Rule& oom504();
+const Rule& oom505();
+const Rule& oom506();
+const Rule& oom601();
+const Rule& oom602();
 const Rule& oom701();
 const Rule& oom702();
+const Rule& oom801();
+const Rule& oom802();
 }  // namespace oomlint::rules

@@ -1,0 +1,78 @@
+// OOM505 pin-memory-without-set-device
+#include "rules/data_common.h"
+#include "rules/registry.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM505", "pin-memory-without-set-device", Severity::Warning, true, false, FixKind::DisplayOnly, false, true,
+    "A distributed program pins memory without torch.cuda.set_device",
+    R"doc(## What it does
+Flags `DataLoader(..., pin_memory=True)` in a distributed program (it reads `LOCAL_RANK` or calls
+`init_process_group`) that never calls `torch.cuda.set_device`.
+
+## Why is this bad?
+The DataLoader's pin-memory thread pins host buffers through the current CUDA device. Without
+`set_device`, that is device 0 in every rank: each process creates a CUDA context on GPU 0
+(about 0.5 GB each), so GPU 0 runs out of memory as the number of ranks grows, while the other
+GPUs show a process they never asked for.
+
+## Example
+```python
+dist.init_process_group("nccl")
+local_rank = int(os.environ["LOCAL_RANK"])
+model = model.to(f"cuda:{local_rank}")
+loader = DataLoader(ds, batch_size=32, pin_memory=True)
+```
+
+## Use instead
+```python
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+```
+before creating models, tensors and loaders.
+
+## Fix safety
+Display only. oomlint stays silent when the file uses Accelerate, Lightning or DeepSpeed, which
+set the device themselves.
+
+## References
+- DistributedDataParallel notes: https://pytorch.org/docs/stable/notes/ddp.html
+)doc",
+};
+
+class Oom505 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+  void onCall(Context& ctx, NodeId call) const override {
+    const Module& m = ctx.module();
+    if (!isDataLoaderCall(m, call) || !isTrueLiteral(m, keywordArg(m, call, "pin_memory"))) return;
+    bool distributed = m.source.find("LOCAL_RANK") != std::string::npos || m.source.find("local_rank") != std::string::npos;
+    for (const auto& [local, full] : m.imports) {
+      std::string_view root = std::string_view(full).substr(0, full.find('.'));
+      if (root == "accelerate" || root == "lightning" || root == "pytorch_lightning" || root == "deepspeed") return;
+    }
+    for (NodeId e = 0; e < m.exprs.size(); ++e) {
+      if (m.expr(e).kind != ExprKind::Call) continue;
+      const std::string& c = m.canonical(e);
+      if (c == "torch.cuda.set_device" || c == "torch.cuda.device") return;
+      if (c == "torch.distributed.init_process_group") distributed = true;
+    }
+    if (!distributed) return;
+    Finding& f = ctx.report(kInfo, m.expr(call).span,
+                            "`pin_memory=True` in a distributed program that never calls `torch.cuda.set_device`: every "
+                            "rank's pinning thread creates a CUDA context on GPU 0");
+    f.hasFix = true;
+    f.fix = Fix{Applicability::DisplayOnly, "Call `torch.cuda.set_device(local_rank)` at start-up", {}};
+  }
+};
+
+}  // namespace
+
+const Rule& oom505() {
+  static const Oom505 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules

@@ -1,0 +1,97 @@
+// OOM801 per-parameter-sync-in-loop
+#include "rules/common.h"
+#include "rules/registry.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM801", "per-parameter-sync-in-loop", Severity::Info, true, true, FixKind::DisplayOnly, false, true,
+    "A device sync per parameter inside the training loop",
+    R"doc(## What it does
+Flags `.item()`, `.cpu()`, `.tolist()`, `.numpy()` or `float(...)` on a parameter or its gradient
+inside a loop over `model.parameters()` / `named_parameters()` that runs every training step.
+
+## Why is this bad?
+Each call waits for the GPU to finish and copies one number back: with hundreds of parameter
+tensors that is hundreds of synchronisations per step, serialising the CPU and GPU. Step time
+suffers, not memory.
+
+## Example
+```python
+for name, p in model.named_parameters():
+    writer.add_scalar(f"grad/{name}", p.grad.norm().item(), step)
+```
+
+## Use instead
+Reduce on the device and sync once (`torch.stack([p.grad.norm() for p in params]).cpu()`), use
+`torch.nn.utils.clip_grad_norm_`'s return value, or log every N steps.
+
+## Fix safety
+Display only.
+
+## References
+- Performance tuning guide, avoid unnecessary CPU-GPU synchronisation: https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
+)doc",
+};
+
+bool guardedByModulo(const Facts& f, NodeId s, NodeId outer) {
+  const Module& m = f.module();
+  for (NodeId p = m.stmt(s).parent; p != kNone && p != outer; p = m.stmt(p).parent)
+    if (m.stmt(p).kind == StmtKind::If && m.stmt(p).value != kNone && m.textOf(m.stmt(p).value).find('%') != std::string_view::npos)
+      return true;
+  return false;
+}
+
+class Oom801 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+  void onCall(Context& ctx, NodeId call) const override {
+    const Module& m = ctx.module();
+    const Facts& f = ctx.facts();
+    std::string_view meth = methodName(m, call);
+    NodeId subject = kNone;
+    if ((meth == "item" || meth == "cpu" || meth == "tolist" || meth == "numpy") && m.canonical(call).empty())
+      subject = receiverOf(m, call);
+    else if (calleeName(m, call) == "float" && m.expr(m.expr(call).lhs).kind == ExprKind::Name)
+      subject = positionalArg(m, call, 0);
+    if (subject == kNone) return;
+    NodeId s = m.expr(call).stmt;
+    // The innermost loop over parameters that the subject depends on.
+    for (NodeId l = f.enclosingLoop(s); l != kNone; l = f.enclosingLoop(l)) {
+      const Stmt& loop = m.stmt(l);
+      if (loop.kind != StmtKind::For || loop.value == kNone) continue;
+      NodeId iter = loop.value;
+      if (m.expr(iter).kind == ExprKind::Call && calleeName(m, iter) == "enumerate") iter = positionalArg(m, iter, 0);
+      std::string_view it = methodName(m, iter);
+      if (it != "parameters" && it != "named_parameters") continue;
+      bool uses = false;
+      const Expr& target = m.expr(loop.target);
+      if (target.kind == ExprKind::Name) uses = mentions(m, subject, target.text);
+      else
+        for (const Arg& a : argsOf(m, target))
+          if (m.expr(a.value).kind == ExprKind::Name && mentions(m, subject, m.expr(a.value).text)) uses = true;
+      if (!uses) return;
+      // Runs every training step: inside a training loop, or in a step function that trains.
+      NodeId outer = f.enclosingLoop(l);
+      bool perStep = (outer != kNone && (f.loopRole(outer) & loop_role::kTraining)) ||
+                     (outer == kNone && f.functionReachesUpdate(loop.function));
+      if (!perStep || guardedByModulo(f, s, outer)) return;
+      Finding& fd = ctx.report(kInfo, m.expr(call).span,
+                               "`" + std::string(meth.empty() ? "float" : meth) +
+                                   "` on every parameter each step: one device synchronisation per parameter tensor");
+      fd.hasFix = true;
+      fd.fix = Fix{Applicability::DisplayOnly, "Reduce on the device and sync once, or log every N steps", {}};
+      return;
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& oom801() {
+  static const Oom801 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules
