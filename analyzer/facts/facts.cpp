@@ -1042,6 +1042,8 @@ class FactsBuilder {
       currentLoop_ = kBoundOutsideLoops;
       loopDepth_ = 0;
       if (f.isLambda) continue;  // lambda bodies are evaluated where they appear
+      // Parameters are bound before any loop of the function; their values are unknown.
+      for (uint32_t i = 0; i < f.paramCount; ++i) env.emplace_back(m_.params[f.firstParam + i].name, Binding{});
       walk(env, f.body);
     }
   }

@@ -63,14 +63,14 @@ bool hasWord(std::string_view identifier, std::string_view word) {
 
 bool looksLikeModule(std::string_view name) {
   std::string n = lower(lastComponent(name));
-  static constexpr std::array<std::string_view, 36> kExact = {
-      "model", "net", "network", "module", "encoder", "decoder", "backbone", "generator",
+  static constexpr std::array<std::string_view, 40> kExact = {
+      "rnn", "lstm", "gru", "cell", "model", "net", "network", "module", "encoder", "decoder", "backbone", "generator",
       "discriminator", "netg", "netd", "classifier", "teacher", "student", "policy", "actor",
       "critic", "unet", "vae", "transformer", "autoencoder", "detector", "lm", "llm",
       "ddp_model", "raw_model", "base_model", "model_ema", "ema_model", "text_encoder",
       "image_encoder", "vision_model", "language_model", "q_network", "target_network", "head"};
   if (in(n, kExact)) return true;
-  for (std::string_view suffix : {"_model", "_net", "_network", "_encoder", "_decoder", "_backbone"})
+  for (std::string_view suffix : {"_model", "_net", "_network", "_encoder", "_decoder", "_backbone", "_rnn", "_lstm", "_gru", "_cell"})
     if (endsWith(n, suffix)) return true;
   // "mymodel", "resnet", "densenet"; but not "model_name", "subnet_cfg".
   return (endsWith(n, "model") && n.size() <= 12) || (endsWith(n, "net") && n.size() <= 12 && n != "magnet");

@@ -1,0 +1,173 @@
+// OOM108 hook-stores-tensor
+#include "rules/common.h"
+#include "rules/registry.h"
+
+namespace oomlint::rules {
+namespace {
+
+constexpr RuleInfo kInfo{
+    "OOM108", "hook-stores-tensor", Severity::Warning, true, true, FixKind::Unsafe, true, true,
+    "A hook stores its tensors without .detach(), or hooks are registered every iteration",
+    R"doc(## What it does
+Flags a forward/backward hook (`register_forward_hook`, `register_full_backward_hook`,
+`register_forward_pre_hook`, `Tensor.register_hook`) that stores its input, output or gradient on
+`self` or in a container outside the hook without `.detach()`; and a `register_*_hook(...)` call
+inside a training/evaluation loop whose handle is never removed.
+
+## Why is this bad?
+A forward output kept by a hook holds its whole graph: every activation it was computed from stays
+alive after backward, and when the hook writes into a growing dict or list, memory grows per step.
+Hooks registered in a loop pile up: each handle keeps its closure (and what it captured) alive and
+runs on every later forward.
+
+## Example
+```python
+activations = {}
+def save(name):
+    def hook(module, inputs, output):
+        activations[name] = output
+    return hook
+model.layer4.register_forward_hook(save("layer4"))
+```
+
+## Use instead
+```python
+        activations[name] = output.detach()
+```
+and register hooks once (or keep the handle and call `handle.remove()`).
+
+## Fix safety
+Unsafe: the stored tensor no longer carries gradients; code that back-propagates through stored
+activations must keep them.
+
+## References
+- `torch.nn.Module.register_forward_hook`: https://pytorch.org/docs/stable/generated/torch.nn.Module.register_forward_hook.html
+)doc",
+};
+
+bool isRegisterHook(std::string_view meth) {
+  return meth == "register_forward_hook" || meth == "register_forward_pre_hook" || meth == "register_full_backward_hook" ||
+         meth == "register_backward_hook" || meth == "register_full_backward_pre_hook" || meth == "register_hook";
+}
+
+class Oom108 final : public Rule {
+ public:
+  const RuleInfo& info() const override { return kInfo; }
+  void onCall(Context& ctx, NodeId call) const override {
+    const Module& m = ctx.module();
+    const Facts& f = ctx.facts();
+    std::string_view meth = methodName(m, call);
+    if (!isRegisterHook(meth) || !m.canonical(call).empty()) return;
+    NodeId s = m.expr(call).stmt;
+    NodeId loop = f.enclosingLoop(s);
+    if (loop != kNone && f.loopRole(loop) != 0 && m.stmt(s).kind == StmtKind::Expr && m.stmt(s).value == call) {
+      Finding& fd = ctx.report(kInfo, m.expr(call).span,
+                               "`" + std::string(meth) + "` inside the loop registers another hook every iteration and the "
+                               "handle is never removed");
+      fd.hasFix = true;
+      fd.fix = Fix{Applicability::DisplayOnly, "Register the hook once before the loop, or keep the handle and call `.remove()`", {}};
+    }
+    NodeId hookArg = positionalArg(m, call, 0);
+    if (hookArg == kNone) hookArg = keywordArg(m, call, "hook");
+    for (uint32_t fn : hookFunctions(f, hookArg, call)) checkHook(ctx, fn, meth == "register_hook");
+  }
+
+ private:
+  /// The local functions a hook argument stands for (`hook`, `self.hook`, `make_hook("x")`).
+  static std::vector<uint32_t> hookFunctions(const Facts& f, NodeId arg, NodeId call) {
+    const Module& m = f.module();
+    std::vector<uint32_t> out;
+    if (arg == kNone) return out;
+    const Expr& a = m.expr(arg);
+    uint32_t caller = m.stmt(m.expr(call).stmt).function;
+    auto byName = [&](std::string_view name, int32_t cls) {
+      for (uint32_t i = 1; i < m.functions.size(); ++i)
+        if (!m.functions[i].isLambda && m.functions[i].name == name && (cls < 0 || m.functions[i].cls == cls)) out.push_back(i);
+    };
+    if (a.kind == ExprKind::Name) byName(a.text, -1);
+    else if (a.kind == ExprKind::Attribute && m.expr(a.lhs).kind == ExprKind::Name && m.expr(a.lhs).text == "self")
+      byName(a.text, m.functions[caller].cls);
+    else if (a.kind == ExprKind::Call && m.expr(a.lhs).kind == ExprKind::Name) {
+      // A factory: the nested functions it returns.
+      std::string_view factory = m.expr(a.lhs).text;
+      for (uint32_t i = 1; i < m.functions.size(); ++i) {
+        if (m.functions[i].isLambda || m.functions[i].name != factory) continue;
+        for (NodeId s : f.statementsOf(i)) {
+          const Stmt& st = m.stmt(s);
+          if (st.kind != StmtKind::Return || st.value == kNone || m.expr(st.value).kind != ExprKind::Name) continue;
+          for (uint32_t j = 1; j < m.functions.size(); ++j)
+            if (m.functions[j].parent == i && m.functions[j].name == m.expr(st.value).text) out.push_back(j);
+        }
+      }
+    }
+    return out;
+  }
+
+  static void checkHook(Context& ctx, uint32_t fn, bool tensorHook) {
+    const Module& m = ctx.module();
+    const Facts& f = ctx.facts();
+    const Function& h = m.functions[fn];
+    // The tensor parameters: (module, input, output) / (module, grad_in, grad_out) / (grad).
+    std::vector<std::string_view> tensors;
+    uint32_t skip = (h.cls >= 0 ? 1 : 0) + (tensorHook ? 0 : 1);
+    for (uint32_t i = skip; i < h.paramCount; ++i) tensors.push_back(m.params[h.firstParam + i].name);
+    if (tensors.empty()) return;
+    for (NodeId s : f.statementsOf(fn)) {
+      const Stmt& st = m.stmt(s);
+      NodeId value = kNone, container = kNone;
+      if (st.kind == StmtKind::Assign && st.target != kNone) {
+        const Expr& t = m.expr(st.target);
+        if (t.kind == ExprKind::Attribute || t.kind == ExprKind::Subscript) {
+          value = st.value;
+          container = t.kind == ExprKind::Subscript ? t.lhs : st.target;
+        }
+      } else if (st.kind == StmtKind::Expr && methodName(m, st.value) == "append") {
+        value = positionalArg(m, st.value, 0);
+        container = receiverOf(m, st.value);
+      }
+      if (value == kNone || container == kNone) continue;
+      bool stored = false;
+      for (std::string_view t : tensors)
+        if (mentions(m, value, t)) stored = true;
+      if (!stored) continue;
+      std::string_view v = m.textOf(value);
+      if (v.find("detach") != std::string_view::npos || v.find(".item()") != std::string_view::npos ||
+          v.find("tolist") != std::string_view::npos || v.find(".data") != std::string_view::npos ||
+          v.find("numpy") != std::string_view::npos || v.find("shape") != std::string_view::npos ||
+          v.find("size(") != std::string_view::npos)
+        continue;
+      // Outside the hook: `self.x`, or a container the hook did not create.
+      NodeId root = container;
+      while (m.expr(root).kind == ExprKind::Subscript || m.expr(root).kind == ExprKind::Attribute) root = m.expr(root).lhs;
+      if (m.expr(root).kind != ExprKind::Name) continue;
+      std::string_view rootName = m.expr(root).text;
+      bool local = false;
+      for (NodeId o : f.statementsOf(fn)) {
+        const Stmt& os = m.stmt(o);
+        if (os.kind == StmtKind::Assign && os.target != kNone && m.expr(os.target).kind == ExprKind::Name &&
+            m.expr(os.target).text == rootName)
+          local = true;
+      }
+      for (std::string_view t : tensors)
+        if (t == rootName) local = true;
+      if (local) continue;
+      Span where = st.kind == StmtKind::Expr ? m.expr(st.value).span : st.span;
+      Finding& fd = ctx.report(kInfo, where,
+                               "hook `" + std::string(h.name) + "` stores `" + brief(m, value, 30) + "` in `" +
+                                   brief(m, container, 30) + "` without `.detach()`, keeping its graph alive after backward");
+      fd.hasFix = true;
+      fd.fix.applicability = Applicability::Unsafe;
+      fd.fix.message = "Store `" + brief(m, value, 30) + ".detach()`";
+      fd.fix.edits.push_back(replaceExpr(m, value, withMethod(m, value, ".detach()", ".detach()")));
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& oom108() {
+  static const Oom108 rule;
+  return rule;
+}
+
+}  // namespace oomlint::rules
