@@ -69,7 +69,8 @@ class Oom108 final : public Rule {
     }
     NodeId hookArg = positionalArg(m, call, 0);
     if (hookArg == kNone) hookArg = keywordArg(m, call, "hook");
-    for (uint32_t fn : hookFunctions(f, hookArg, call)) checkHook(ctx, fn, meth == "register_hook");
+    bool backwardHook = meth == "register_hook" || meth.find("backward") != std::string_view::npos;
+    for (uint32_t fn : hookFunctions(f, hookArg, call)) checkHook(ctx, fn, meth == "register_hook", backwardHook);
   }
 
  private:
@@ -103,7 +104,28 @@ class Oom108 final : public Rule {
     return out;
   }
 
-  static void checkHook(Context& ctx, uint32_t fn, bool tensorHook) {
+  /// The value is the hook's tensor itself, or indexing / tensor methods on it (`output[0]`,
+  /// `output.clone()`): what an unknown function makes of it is unknown.
+  static bool rootedAt(const Module& m, NodeId e, const std::vector<std::string_view>& tensors) {
+    for (int guard = 0; guard < 32 && e != kNone; ++guard) {
+      const Expr& x = m.expr(e);
+      if (x.kind == ExprKind::Name) {
+        for (std::string_view t : tensors)
+          if (x.text == t) return true;
+        return false;
+      }
+      if (x.kind == ExprKind::Subscript || x.kind == ExprKind::Attribute) {
+        e = x.lhs;
+      } else if (x.kind == ExprKind::Call && receiverOf(m, e) != kNone && m.canonical(e).empty()) {
+        e = receiverOf(m, e);
+      } else {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  static void checkHook(Context& ctx, uint32_t fn, bool tensorHook, bool backwardHook) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     const Function& h = m.functions[fn];
@@ -115,7 +137,8 @@ class Oom108 final : public Rule {
     for (NodeId s : f.statementsOf(fn)) {
       const Stmt& st = m.stmt(s);
       NodeId value = kNone, container = kNone;
-      if (st.kind == StmtKind::Assign && st.target != kNone) {
+      if (st.kind == StmtKind::Assign && st.target != kNone && !backwardHook) {
+        // Gradients carry no graph: keeping the latest one is bounded; only growing stores matter.
         const Expr& t = m.expr(st.target);
         if (t.kind == ExprKind::Attribute || t.kind == ExprKind::Subscript) {
           value = st.value;
@@ -126,10 +149,7 @@ class Oom108 final : public Rule {
         container = receiverOf(m, st.value);
       }
       if (value == kNone || container == kNone) continue;
-      bool stored = false;
-      for (std::string_view t : tensors)
-        if (mentions(m, value, t)) stored = true;
-      if (!stored) continue;
+      if (!rootedAt(m, value, tensors)) continue;
       std::string_view v = m.textOf(value);
       if (v.find("detach") != std::string_view::npos || v.find(".item()") != std::string_view::npos ||
           v.find("tolist") != std::string_view::npos || v.find(".data") != std::string_view::npos ||

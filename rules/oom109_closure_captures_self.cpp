@@ -83,8 +83,14 @@ class Oom109 final : public Rule {
     std::string where;
     if (c == "torch.optim.lr_scheduler.LambdaLR" || c == "torch.optim.lr_scheduler.MultiplicativeLR") where = "handed to `" +
         std::string(names::lastComponent(c)) + "`";
-    else if (meth.substr(0, 9) == "register_" && meth.size() > 5 && meth.substr(meth.size() - 5) == "_hook") where = "registered as a hook";
-    else return;
+    else if (meth.substr(0, 9) == "register_" && meth.size() > 5 && meth.substr(meth.size() - 5) == "_hook") {
+      // A cycle needs `self` to own what holds the hook: `self.register_*`, `self.model.register_*`.
+      std::string_view recv = ctx.facts().pathKey(receiverOf(m, call));
+      if (recv != "self" && recv.substr(0, 5) != "self.") return;
+      where = "registered as a hook on `" + std::string(recv) + "`";
+    } else {
+      return;
+    }
     uint32_t caller = m.stmt(m.expr(call).stmt).function;
     for (const Arg& a : argsOf(m, m.expr(call))) {
       const Expr& v = m.expr(a.value);

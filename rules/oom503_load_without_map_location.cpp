@@ -44,6 +44,10 @@ class Oom503 final : public Rule {
     if (m.canonical(call) != "torch.load") return;
     if (keywordArg(m, call, "map_location") != kNone || keywordArg(m, call, "**") != kNone) return;
     if (positionalArg(m, call, 1) != kNone || positionalArg(m, call, 0) == kNone) return;  // map_location given positionally
+    // `torch.load(io.BytesIO(data))` round-trips bytes this process serialised: restoring the
+    // original device is the point.
+    NodeId src = positionalArg(m, call, 0);
+    if (m.canonical(src) == "io.BytesIO") return;
     Finding& f = ctx.report(kInfo, m.expr(call).span,
                             "`torch.load` without `map_location` puts GPU-saved tensors back on the device they were saved "
                             "from (usually cuda:0, for every rank)");

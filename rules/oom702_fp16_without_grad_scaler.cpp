@@ -60,6 +60,7 @@ class Oom702 final : public Rule {
     const Module& m = ctx.module();
     const std::string& c = m.canonical(call);
     if (!isAutocast(c)) return;
+    if (keywordArg(m, call, "**") != kNone) return;  // dtype may come from the kwargs: unknown
     NodeId dtype = keywordArg(m, call, "dtype");
     bool fp16 = isHalf(m, dtype);
     if (dtype == kNone) {

@@ -157,14 +157,20 @@ struct Module {
   bool truncatedDepth = false;    // nesting beyond the lowering limit was left opaque
   std::vector<SyntaxIssue> syntaxIssues;
 
-  // Accessors that keep call sites short.
-  const Expr& expr(NodeId id) const { return exprs[id]; }
+  // Accessors that keep call sites short. An absent node (kNone) reads as an empty expression,
+  // so a query on a missing argument answers "nothing" instead of reading out of bounds.
+  const Expr& expr(NodeId id) const { return id < exprs.size() ? exprs[id] : emptyExpr(); }
   const Stmt& stmt(NodeId id) const { return stmts[id]; }
   std::string_view textOf(const Span& s) const {
+    if (s.begin > source.size() || s.end < s.begin) return {};
     return std::string_view(source).substr(s.begin, s.end - s.begin);
   }
-  std::string_view textOf(NodeId e) const { return textOf(exprs[e].span); }
-  const std::string& canonical(NodeId e) const { return names[exprs[e].canonical]; }
+  std::string_view textOf(NodeId e) const { return e < exprs.size() ? textOf(exprs[e].span) : std::string_view{}; }
+  const std::string& canonical(NodeId e) const { return names[e < exprs.size() ? exprs[e].canonical : 0]; }
+  static const Expr& emptyExpr() {
+    static const Expr empty;
+    return empty;
+  }
   const Arg* argsBegin(const Expr& e) const { return args.data() + e.firstArg; }
   const Arg* argsEnd(const Expr& e) const { return args.data() + e.firstArg + e.argCount; }
   const NodeId* listBegin(List l) const { return lists.data() + l.first; }
