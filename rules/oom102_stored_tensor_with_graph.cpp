@@ -72,13 +72,39 @@ class Oom102 final : public Rule {
     Finding& finding = ctx.report(kInfo, where,
                                   "`" + brief(m, st.value, 30) + "` carries autograd history and is stored in `" +
                                       brief(m, root, 30) + "`, which outlives the iteration and keeps its graph alive");
-    bool scalar = f.value(st.value).scalarLoss;
-    std::string repl = scalar ? withMethod(m, st.value, ".detach()", ".detach()")
-                              : withMethod(m, st.value, ".detach().cpu()", ".detach().cpu()");
     finding.hasFix = true;
+    finding.fix.applicability = Applicability::DisplayOnly;
+    finding.fix.message = "Store a detached copy (`.detach()`, and `.cpu()` for non-scalars)";
+    std::string repl = detachedText(f, st.value);
+    if (repl.empty()) return;
     finding.fix.applicability = Applicability::Unsafe;
-    finding.fix.message = std::string("Store `") + brief(m, st.value, 30) + (scalar ? ".detach()`" : ".detach().cpu()`");
+    finding.fix.message = "Store `" + (repl.size() > 40 ? repl.substr(0, 37) + "..." : repl) + "`";
     finding.fix.edits.push_back(replaceExpr(m, st.value, repl));
+  }
+
+ private:
+  /// `loss` -> `loss.detach()`, `out` -> `out.detach().cpu()`, `(loss, out)` -> per element.
+  static std::string detachedText(const Facts& f, NodeId v) {
+    const Module& m = f.module();
+    const Expr& e = m.expr(v);
+    if (e.kind == ExprKind::Container) {
+      std::string_view t = m.textOf(v);
+      if (t.empty() || (t[0] != '(' && t[0] != '[') || t.find(" for ") != std::string_view::npos) return {};
+      std::string out(1, t[0]);
+      uint32_t i = 0;
+      for (const Arg& a : argsOf(m, e)) {
+        if (!a.keyword.empty()) return {};
+        if (i++) out += ", ";
+        std::string inner = f.value(a.value).history == Tri::Yes ? detachedText(f, a.value) : std::string(m.textOf(a.value));
+        if (inner.empty()) return {};
+        out += inner;
+      }
+      if (t[0] == '(' && e.argCount == 1) out += ",";
+      out += t[0] == '(' ? ')' : ']';
+      return out;
+    }
+    bool scalar = f.value(v).scalarLoss;
+    return withMethod(m, v, scalar ? ".detach()" : ".detach().cpu()", scalar ? ".detach()" : ".detach().cpu()");
   }
 };
 

@@ -73,9 +73,16 @@ class Oom103 final : public Rule {
                                   "`" + brief(m, st.value, 30) + "` lives on the GPU and is kept in `" + brief(m, root, 30) +
                                       "` across the data loop, so device memory grows with every batch");
     finding.hasFix = true;
+    finding.fix.applicability = Applicability::DisplayOnly;
+    finding.fix.message = "Keep host copies: `.detach().cpu()` (or reduce on the device as you go)";
+    // `acc = torch.cat([acc, v])` mixes devices if only `v` moves: advice only.
+    if (st.concat) return;
+    std::string_view t = m.textOf(st.value);
+    bool detached = t.size() >= 9 && t.substr(t.size() - 9) == ".detach()";
+    std::string repl = detached ? std::string(t) + ".cpu()" : withMethod(m, st.value, ".detach().cpu()", ".detach().cpu()");
     finding.fix.applicability = Applicability::Unsafe;
-    finding.fix.message = "Move it to the host: `" + brief(m, st.value, 30) + ".detach().cpu()`";
-    finding.fix.edits.push_back(replaceExpr(m, st.value, withMethod(m, st.value, ".detach().cpu()", ".detach().cpu()")));
+    finding.fix.message = "Move it to the host: `" + (repl.size() > 40 ? repl.substr(0, 37) + "..." : repl) + "`";
+    finding.fix.edits.push_back(replaceExpr(m, st.value, repl));
   }
 };
 
