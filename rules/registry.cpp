@@ -37,6 +37,7 @@ const std::vector<const Rule*>& allRules() {
       &rules::oom702(),
       &rules::oom801(),
       &rules::oom802(),
+      &rules::oom900(),
   };
   return rules;
 }

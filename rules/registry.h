@@ -1,7 +1,10 @@
 #pragma once
 /// One line per rule: adding a rule means writing its file and one line here and in registry.cpp.
 
+#include <vector>
+
 #include "engine/rule.h"
+#include "engine/selection.h"
 
 namespace oomlint::rules {
 const Rule& oom101();
@@ -35,4 +38,8 @@ const Rule& oom701();
 const Rule& oom702();
 const Rule& oom801();
 const Rule& oom802();
+const Rule& oom900();
+
+/// OOM900: noqa directives that suppress nothing, given the findings before suppression.
+std::vector<Finding> unusedNoqa(const Module& m, const std::vector<Finding>& raw, const RuleSelection& selection);
 }  // namespace oomlint::rules

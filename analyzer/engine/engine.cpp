@@ -9,6 +9,7 @@
 
 #include "engine/noqa.h"
 #include "python/frontend.h"
+#include "rules/registry.h"
 
 namespace oomlint {
 
@@ -159,6 +160,10 @@ FileResult checkSource(const std::string& path, std::string source, const CheckO
     findings.push_back(engineFinding(kParseErrorCode, s, "nesting deeper than oomlint analyses (200 levels); the deepest parts were skipped"));
   }
   std::vector<Finding> ruleFindings = runRules(m, opts.selection);
+  if (opts.selection.enabled("OOM900") && m.importsTorch) {
+    std::vector<Finding> unused = rules::unusedNoqa(m, ruleFindings, opts.selection);
+    ruleFindings.insert(ruleFindings.end(), std::make_move_iterator(unused.begin()), std::make_move_iterator(unused.end()));
+  }
   if (opts.respectNoqa && !ruleFindings.empty()) {
     Suppressions sup(m);
     ruleFindings.erase(std::remove_if(ruleFindings.begin(), ruleFindings.end(),

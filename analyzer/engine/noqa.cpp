@@ -57,6 +57,7 @@ bool parseNoqaComment(std::string_view c, NoqaDirective& out) {
         out.codes = readCodes(c, j);
       }
       out.all = out.codes.empty();
+      while (j > i && (c[j - 1] == ' ' || c[j - 1] == '\t' || c[j - 1] == ',')) --j;
       out.end = static_cast<uint32_t>(j);
       return true;
     }
@@ -73,6 +74,7 @@ bool parseNoqaComment(std::string_view c, NoqaDirective& out) {
       j = k;
     }
     out.all = out.codes.empty();
+    while (j > i && (c[j - 1] == ' ' || c[j - 1] == '\t' || c[j - 1] == ',')) --j;  // the directive ends at its last code
     out.end = static_cast<uint32_t>(j);
     return true;
   }
