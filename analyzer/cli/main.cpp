@@ -55,6 +55,7 @@ struct CheckArgs {
   bool unsafeFixes = false;
   bool diff = false;
   bool fixOnly = false;
+  bool addNoqa = false;
   unsigned threads = 0;
 };
 
@@ -156,6 +157,23 @@ int runCheck(const CheckArgs& a) {
         for (size_t i = next++; i < walked.files.size(); i = next++) {
           const std::string& path = walked.files[i];
           FileResult r;
+          if (a.addNoqa) {
+            std::string source;
+            std::string err = readSourceFile(path, source);
+            if (!err.empty()) {
+              fileResults[i] = ioErrorResult(path, err);
+              continue;
+            }
+            AddNoqaOutcome out = addNoqaDirectives(path, source, perFile[i]);
+            std::string writeError = out.added ? writeFileAtomically(path, out.source) : std::string();
+            if (!writeError.empty()) {
+              fileResults[i] = ioErrorResult(path, writeError);
+              continue;
+            }
+            fixedAtomic += out.added;
+            fileResults[i].path = path;
+            continue;
+          }
           if (!fixing) {
             r = checkFile(path, perFile[i]);
           } else {
@@ -213,6 +231,12 @@ int runCheck(const CheckArgs& a) {
       return 2;
     }
     os = &file;
+  }
+  if (a.addNoqa) {
+    std::cerr << "Added " << fixedCount << " noqa " << (fixedCount == 1 ? "directive" : "directives") << ".\n";
+    bool ioErrors = std::any_of(results.begin(), results.end(), [](const FileResult& r) { return r.ioError; });
+    if (ioErrors) report::write(*os, report::Format::Concise, results, report::Options{});
+    return ioErrors ? 1 : 0;
   }
   if (a.diff) {
     *os << diffs;
@@ -332,6 +356,7 @@ int main(int argc, char** argv) {
   check->add_flag("--unsafe-fixes", ca.unsafeFixes, "Also apply fixes that may change behaviour");
   check->add_flag("--diff", ca.diff, "Print the fixes as a unified diff; change nothing");
   check->add_flag("--fix-only", ca.fixOnly, "Apply fixes and report nothing else");
+  check->add_flag("--add-noqa", ca.addNoqa, "Add `# noqa: CODE` to every line with a finding");
 
   std::string ruleCode, ruleFormat = "text";
   bool ruleAll = false;

@@ -10,6 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <map>
+#include <set>
+
+#include "engine/noqa.h"
 #include "python/frontend.h"
 
 namespace oomlint {
@@ -88,6 +92,61 @@ FixOutcome applyFixes(const std::string& path, const std::string& source, const 
     out.applied += appliedThisPass;
     out.source = std::move(text);
   }
+  return out;
+}
+
+AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& source, const CheckOptions& check) {
+  AddNoqaOutcome out;
+  out.source = source;
+  FileResult r = checkSource(path, source, check);
+  std::map<uint32_t, std::set<std::string>> byLine;
+  for (const Finding& f : r.findings)
+    if (f.code != kParseErrorCode && f.code != kIoErrorCode && f.code != "OOM900") byLine[f.span.line].insert(std::string(f.code));
+  if (byLine.empty()) return out;
+  auto m = python::parse(path, source);
+  bool wasClean = m->syntaxIssues.empty();
+  std::vector<NoqaDirective> directives = collectNoqa(*m);
+  std::vector<Edit> edits;
+  for (const auto& [line, codes] : byLine) {
+    if (line == 0 || line > m->lineStarts.size()) continue;
+    // A comment cannot go where the line ends inside a string or after a backslash continuation.
+    bool insideString = false;
+    for (const Expr& e : m->exprs)
+      if (e.kind == ExprKind::String && e.span.line <= line && e.span.endLine > line) insideString = true;
+    std::string_view text = m->lineText(line);
+    if (insideString || (!text.empty() && text.back() == '\\')) {
+      out.skipped += codes.size();
+      continue;
+    }
+    const NoqaDirective* existing = nullptr;
+    for (const NoqaDirective& d : directives)
+      if (!d.fileLevel && d.line == line) existing = &d;
+    Edit e;
+    if (existing) {
+      if (existing->all) continue;
+      std::set<std::string> merged(existing->codes.begin(), existing->codes.end());
+      merged.insert(codes.begin(), codes.end());
+      std::string list;
+      for (const std::string& c : merged) list += (list.empty() ? "" : ", ") + c;
+      e.begin = existing->begin;
+      e.end = existing->end;
+      e.content = "# noqa: " + list;
+    } else {
+      std::string list;
+      for (const std::string& c : codes) list += (list.empty() ? "" : ", ") + c;
+      e.begin = e.end = m->lineStarts[line - 1] + static_cast<uint32_t>(text.size());
+      e.content = "  # noqa: " + list;
+    }
+    out.added += codes.size();
+    edits.push_back(std::move(e));
+  }
+  std::string next = applyEdits(source, edits);
+  if (wasClean && !python::parsesCleanly(next)) {
+    out.skipped += out.added;
+    out.added = 0;
+    return out;
+  }
+  out.source = std::move(next);
   return out;
 }
 

@@ -24,6 +24,16 @@ struct FixOutcome {
 /// Fixes `source` in memory. Files with syntax errors are left alone (as ruff does).
 FixOutcome applyFixes(const std::string& path, const std::string& source, const CheckOptions& check, const FixOptions& opts);
 
+struct AddNoqaOutcome {
+  std::string source;
+  size_t added = 0;    // findings newly suppressed
+  size_t skipped = 0;  // findings on lines that cannot take a comment (inside a multi-line string)
+};
+
+/// `--add-noqa`: appends `# noqa: CODE` to every line with a finding (merging into an existing
+/// directive), so a codebase can adopt oomlint and fix findings over time.
+AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& source, const CheckOptions& check);
+
 /// Applies `edits` (non-overlapping) to `source`.
 std::string applyEdits(const std::string& source, std::vector<Edit> edits);
 
