@@ -1,4 +1,6 @@
 // OOM108 hook-stores-tensor
+#include <algorithm>
+
 #include "rules/common.h"
 #include "rules/registry.h"
 
@@ -131,8 +133,15 @@ class Oom108 final : public Rule {
     const Function& h = m.functions[fn];
     // The tensor parameters: (module, input, output) / (module, grad_in, grad_out) / (grad).
     std::vector<std::string_view> tensors;
+    std::vector<std::string_view> tuples;  // parameters PyTorch passes as tuples of tensors
     uint32_t skip = (h.cls >= 0 ? 1 : 0) + (tensorHook ? 0 : 1);
-    for (uint32_t i = skip; i < h.paramCount; ++i) tensors.push_back(m.params[h.firstParam + i].name);
+    for (uint32_t i = skip; i < h.paramCount; ++i) {
+      tensors.push_back(m.params[h.firstParam + i].name);
+      // Module hooks get `input` (and grad_input / grad_output) as tuples; a forward hook's
+      // `output` (its last parameter) is usually the tensor itself.
+      bool forwardOutput = !tensorHook && !backwardHook && i + 1 == h.paramCount && i > skip;
+      if (!tensorHook && !forwardOutput) tuples.push_back(m.params[h.firstParam + i].name);
+    }
     if (tensors.empty()) return;
     for (NodeId s : f.statementsOf(fn)) {
       const Stmt& st = m.stmt(s);
@@ -176,6 +185,12 @@ class Oom108 final : public Rule {
                                "hook `" + std::string(h.name) + "` stores `" + brief(m, value, 30) + "` in `" +
                                    brief(m, container, 30) + "` without `.detach()`, keeping its graph alive after backward");
       fd.hasFix = true;
+      fd.fix.applicability = Applicability::DisplayOnly;
+      fd.fix.message = "Store detached tensors (`.detach()` on each tensor)";
+      // A whole tuple parameter has no `.detach()`: advice only.
+      bool wholeTuple = m.expr(value).kind == ExprKind::Name &&
+                        std::find(tuples.begin(), tuples.end(), m.expr(value).text) != tuples.end();
+      if (wholeTuple) continue;
       fd.fix.applicability = Applicability::Unsafe;
       fd.fix.message = "Store `" + brief(m, value, 30) + ".detach()`";
       fd.fix.edits.push_back(replaceExpr(m, value, withMethod(m, value, ".detach()", ".detach()")));
