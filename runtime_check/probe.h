@@ -1,0 +1,74 @@
+#pragma once
+/// Probes: each runs one anti-pattern and its fix on the same workload and measures memory per
+/// step. Numbers, not folklore: the analyzer's rules quote what these measure.
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "meter.h"
+
+namespace oomlint::probe {
+
+/// The parametrised workload every probe uses (an MLP and a transformer block).
+struct Workload {
+  int64_t width = 256;
+  int64_t depth = 4;
+  int64_t heads = 4;
+  int64_t batch = 16;
+  int64_t seq = 128;
+  int64_t vocab = 8192;
+  int64_t steps = 8;
+  int64_t accum = 4;  // micro-batches per optimizer step
+  torch::Dtype dtype = torch::kFloat;
+  torch::Device device = torch::kCPU;
+};
+
+struct VariantResult {
+  std::string name;
+  std::vector<int64_t> allocated;  // device bytes above the baseline after each step
+  int64_t peak = 0;                // peak device bytes above the baseline
+  int64_t retained = 0;            // device bytes still held after the last step
+  double slope = 0;                // least-squares growth, bytes per step
+  double msPerStep = 0;
+  int64_t hostPeak = 0;            // peak host (CPU allocator) bytes above the baseline
+  int64_t segments = 0;            // cudaMalloc'ed segments during the run (CUDA)
+};
+
+struct ProbeResult {
+  std::string code;   // OOM101 ..., or SEED-* for seed claims
+  std::string title;
+  bool available = true;
+  std::string note;   // why unavailable, or what to read in the numbers
+  VariantResult anti, fix;
+  std::string verdict;  // seed claims: "confirmed: ..." / "refuted: ..."
+};
+
+struct ProbeContext {
+  Workload w;
+  Meter& device;
+  Meter& host;
+  /// Called before each variant (drop gradients, optimizer state): both variants start alike.
+  std::function<void()> reset;
+};
+
+struct ProbeDef {
+  const char* code;
+  const char* title;
+  ProbeResult (*run)(ProbeContext&);
+};
+
+const std::vector<ProbeDef>& allProbes();
+
+/// Runs `step` once to reach its steady state (lazily created gradients, optimizer state), then
+/// w.steps more times, measuring each against the bytes held before the warm-up. State the variant
+/// keeps lives in the caller's scope, so `retained` sees it.
+VariantResult measure(ProbeContext& c, const std::string& name, const std::function<void(int64_t)>& step,
+                      int64_t steps = -1);
+
+/// Least-squares slope of y over 0..n-1.
+double slope(const std::vector<int64_t>& y);
+
+}  // namespace oomlint::probe
