@@ -307,7 +307,9 @@ ProbeResult probe301(ProbeContext& c) {
 
 ProbeResult probe302(ProbeContext& c) {
   ProbeResult r{"OOM302", "zero-grad-after-forward", true,
-                "zero_grad after the forward keeps last step's gradients alive through the forward peak (+P bytes)", {}, {}, {}};
+                "zero_grad after the forward keeps last step's gradients alive through the forward (+P bytes there); the "
+                "step's overall peak moves only when the forward peak is above the backward peak",
+                {}, {}, {}};
   auto model = makeMlp(c.w);
   auto params = model->parameters();
   c.reset = [&params] { zeroGrad(params, true); };
@@ -438,7 +440,7 @@ ProbeResult probe402Impl(ProbeContext& c, VariantResult* none) {
     layers.emplace_back(c.w.width, c.w.width);
     layers.back()->to(c.w.device, c.w.dtype);
   }
-  Tensor x = input(c.w).requires_grad_(true);
+  Tensor x = tokens(c.w).requires_grad_(true);
   std::function<Tensor(const Tensor&)> gelu = [](const Tensor& t) { return torch::gelu(t); };
   std::vector<std::function<Tensor(const Tensor&)>> blocks;
   for (int64_t b = 0; b < c.w.depth; ++b)
