@@ -626,7 +626,9 @@ ProbeResult seedDenseCheckpoint(ProbeContext& c) {
   // Per-op checkpointing against no checkpointing at all: does it save memory, what does it cost?
   r.fix = none;
   double saved = static_cast<double>(none.peak - r.anti.peak);
-  bool hurts = saved <= 0.05 * static_cast<double>(std::max<int64_t>(1, none.peak)) && r.anti.msPerStep > none.msPerStep;
+  // The claim: checkpointing single ops buys nothing. Confirmed when it saves (almost) no memory;
+  // the time it costs is reported as measured.
+  bool hurts = saved <= 0.05 * static_cast<double>(std::max<int64_t>(1, none.peak));
   char buf[256];
   std::snprintf(buf, sizeof buf, ": per-op checkpointing saves %lld B of a %lld B peak (%.1f%%) at %+.0f%% time per step",
                 static_cast<long long>(none.peak - r.anti.peak), static_cast<long long>(none.peak),
