@@ -8,7 +8,7 @@ namespace oomlint::rules {
 namespace {
 
 constexpr RuleInfo kInfo{
-    "OOM108", "hook-stores-tensor", Severity::Warning, true, true, FixKind::Unsafe, true, true,
+    "OOM108", "hook-stores-tensor", Severity::Warning, true, true, FixKind::Unsafe, false, true,
     "A hook stores its tensors without .detach(), or hooks are registered every iteration",
     R"doc(## What it does
 Flags a forward/backward hook (`register_forward_hook`, `register_full_backward_hook`,

@@ -10,6 +10,7 @@ packages=(
   libtree-sitter-dev               # tree-sitter runtime 0.20.7 (grammar ABI 13-14)
   nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev                     # tests
+  libtorch-dev                     # LibTorch 1.13 (CPU) for oomlint-probe, the runtime check
   libicu72                         # the SARIF validator (.NET) needs ICU
   python3                          # tests compile fixed files with py_compile
 )
