@@ -47,8 +47,10 @@ Unsafe: `.item()` turns the accumulator into a Python number and synchronises wi
 per step. Code that later calls tensor methods on the total must be adjusted.
 
 ## Measured cost
-The runtime probe `oomlint-probe OOM101` runs both variants; retained memory of the anti-pattern grows
-linearly with steps while the fix stays flat.
+Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
+(runtime_check/results/h200.json)): `total = total + loss` peaks at 22.0 MiB vs 3.0 MiB for `total
++= loss.item()`; growth 2.2 MiB/step vs 0.0 B/step; retained after the run 21.2 MiB vs 0.0 B.
+Reproduce with `oomlint-probe OOM101`.
 
 ## References
 - PyTorch FAQ, "My model reports cuda runtime error(2): out of memory": https://pytorch.org/docs/stable/notes/faq.html

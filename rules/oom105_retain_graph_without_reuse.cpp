@@ -46,7 +46,10 @@ Unsafe: if some code oomlint cannot see runs another backward over this graph, i
 "Trying to backward through the graph a second time".
 
 ## Measured cost
-The runtime probe `oomlint-probe OOM105` compares peak and retained memory with and without the flag.
+Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
+(runtime_check/results/h200.json)): `loss.backward(retain_graph=true)` peaks at 164.5 MiB vs 160.0
+MiB for `loss.backward()`; retained after the run 130.3 MiB vs 128.0 MiB. Reproduce with
+`oomlint-probe OOM105`.
 
 ## References
 - `torch.Tensor.backward`: https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html

@@ -33,7 +33,10 @@ penalty = sum(g.pow(2).sum() for g in grads)
 Display only: switching to `torch.autograd.grad` changes where the gradients live.
 
 ## Measured cost
-The runtime probe `oomlint-probe OOM106` measures retained memory per step for both variants.
+Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
+(runtime_check/results/h200.json)): `backward(create_graph=true); zero_grad(false)` peaks at 232.5
+MiB vs 260.8 MiB for `grad(create_graph=true); .grad = g.detach()`; growth 4.5 MiB/step vs 0.0
+B/step; retained after the run 168.5 MiB vs 128.0 MiB. Reproduce with `oomlint-probe OOM106`.
 
 ## References
 - `torch.Tensor.backward` (the create_graph warning): https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html

@@ -34,7 +34,9 @@ slices of the sequence, or a fused linear + cross-entropy kernel).
 Display only.
 
 ## Measured cost
-The runtime probe `oomlint-probe OOM404` measures the forward peak with and without the fp32 copy.
+Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
+(runtime_check/results/h200.json)): `cross_entropy(logits.float())` peaks at 23.4 GiB vs 12.7 GiB
+for `chunked cross_entropy over T`. Reproduce with `oomlint-probe OOM404`.
 
 ## References
 - Autocast op reference (ops that autocast to float32): https://pytorch.org/docs/stable/amp.html#cuda-ops-that-can-autocast-to-float32

@@ -43,7 +43,10 @@ Unsafe: if another process shares the GPU and relies on this process releasing c
 step, removing the call changes that.
 
 ## Measured cost
-The runtime probe `oomlint-probe OOM501` measures step time and allocator segments with and without it.
+Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
+(runtime_check/results/h200.json)): `train step + emptyCache()` peaks at 160.0 MiB vs 160.0 MiB for
+`train step`; 31 vs 7 cudaMalloc segments and 1.60 vs 1.10 ms per step. Reproduce with
+`oomlint-probe OOM501`.
 
 ## References
 - CUDA memory management: https://pytorch.org/docs/stable/notes/cuda.html#memory-management

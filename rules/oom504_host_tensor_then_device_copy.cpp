@@ -37,7 +37,10 @@ Safe for deterministic factories (`zeros`, `ones`, `empty`, `full`, `arange`, `l
 then come from the GPU's generator instead of the CPU's, so a seeded run draws different values.
 
 ## Measured cost
-The runtime probe `oomlint-probe OOM504` measures host and device bytes and time for both forms.
+Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
+(runtime_check/results/h200.json)): `torch::zeros(n).to(device)` peaks at 32.0 MiB vs 32.0 MiB for
+`torch::zeros(n, device)`; 7.19 vs 0.03 ms per step (host allocation and copy). Reproduce with
+`oomlint-probe OOM504`.
 
 ## References
 - CUDA semantics, best practices: https://pytorch.org/docs/stable/notes/cuda.html#best-practices

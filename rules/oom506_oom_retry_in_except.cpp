@@ -44,8 +44,8 @@ if oom:                      # the traceback is gone here
 Display only.
 
 ## Measured cost
-The runtime probe `oomlint-probe OOM506` measures the memory still allocated inside and after the
-`except` block.
+not expressible in C++: stack unwinding destroys the failed step's tensors before a catch block
+runs, so a retry in `catch` starts clean; the leak is Python's traceback holding frames
 
 ## References
 - PyTorch FAQ, "My out of memory exception handler can't allocate memory": https://pytorch.org/docs/stable/notes/faq.html

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <sys/wait.h>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -126,5 +127,48 @@ TEST(ProbeCpu, SeedClaimVerdictsAndEveryProbeRuns) {
   EXPECT_EQ(0u, r.at("SEED-logging")["verdict"].get<std::string>().find("refuted"));
   EXPECT_EQ(0u, r.at("SEED-unscaled-accumulation")["verdict"].get<std::string>().find("refuted"));
   EXPECT_EQ(0u, r.at("SEED-eval-without-no-grad")["verdict"].get<std::string>().find("confirmed"));
+}
+#endif
+
+#ifdef OOMLINT_PROBE_BINARY
+TEST(Verify, CheckVerifyAttachesMeasuredCostsToFindings) {
+  std::string dir = ::testing::TempDir() + "oomlint_verify";
+  std::string mk = "mkdir -p " + dir;
+  ASSERT_EQ(0, std::system(mk.c_str()));
+  {
+    std::ofstream f(dir + "/train.py");
+    f << "import torch\nfrom torch.utils.data import DataLoader\n\n"
+         "def train(model, ds, optimizer, criterion):\n"
+         "    loader = DataLoader(ds, batch_size=8)\n"
+         "    total = 0\n"
+         "    for x, y in loader:\n"
+         "        optimizer.zero_grad()\n"
+         "        loss = criterion(model(x), y)\n"
+         "        loss.backward()\n"
+         "        optimizer.step()\n"
+         "        total += loss\n";
+  }
+  std::string cmd = std::string(OOMLINT_BINARY) + " check --isolated --verify --verify-device cpu --probe " + OOMLINT_PROBE_BINARY +
+                    " --output-format json " + dir + "/train.py 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  EXPECT_EQ(1, WEXITSTATUS(::pclose(p)));
+  json j = json::parse(out);
+  ASSERT_EQ(1u, j.size());
+  const json& m = j[0]["measured"];
+  ASSERT_TRUE(m.is_object()) << out;
+  EXPECT_NE(std::string::npos, m["device"].get<std::string>().find("cpu"));
+  EXPECT_NE(std::string::npos, m["workload"].get<std::string>().find("batch=8"));
+  EXPECT_GT(m["growth_bytes_per_step"]["anti"].get<double>(), 0);
+  EXPECT_EQ(0, m["growth_bytes_per_step"]["fix"].get<double>());
+  // Without a probe the findings still come, with a clear note on stderr.
+  std::string none = std::string(OOMLINT_BINARY) + " check --isolated --verify --probe /nonexistent " + dir + "/train.py >/dev/null 2>" + dir + "/err.txt";
+  EXPECT_EQ(1, WEXITSTATUS(std::system(none.c_str())));
+  std::ifstream err(dir + "/err.txt");
+  std::stringstream es;
+  es << err.rdbuf();
+  EXPECT_NE(std::string::npos, es.str().find("oomlint-probe not found")) << es.str();
 }
 #endif

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/verify.h"
 #include "cli/walk.h"
 #include "config/config.h"
 #include "engine/engine.h"
@@ -56,6 +57,8 @@ struct CheckArgs {
   bool diff = false;
   bool fixOnly = false;
   bool addNoqa = false;
+  bool verify = false;
+  std::string probePath, workloadFile, verifyDevice = "auto";
   unsigned threads = 0;
 };
 
@@ -249,6 +252,14 @@ int runCheck(const CheckArgs& a) {
     bool ioErrors = std::any_of(results.begin(), results.end(), [](const FileResult& r) { return r.ioError; });
     return ioErrors ? 1 : 0;
   }
+  if (a.verify) {
+    VerifyOptions vo;
+    vo.probePath = a.probePath;
+    vo.workloadFile = a.workloadFile;
+    vo.device = a.verifyDevice;
+    std::string warn = verifyFindings(results, vo);
+    if (!warn.empty()) std::cerr << "oomlint: " << warn << (warn.back() == '\n' ? "" : "\n");
+  }
   report::Options ropts;
   ropts.version = OOMLINT_VERSION;
   ropts.cwd = currentDir();
@@ -357,6 +368,10 @@ int main(int argc, char** argv) {
   check->add_flag("--diff", ca.diff, "Print the fixes as a unified diff; change nothing");
   check->add_flag("--fix-only", ca.fixOnly, "Apply fixes and report nothing else");
   check->add_flag("--add-noqa", ca.addNoqa, "Add `# noqa: CODE` to every line with a finding");
+  check->add_flag("--verify", ca.verify, "Measure each finding's pattern with oomlint-probe (LibTorch) and print the cost");
+  check->add_option("--probe", ca.probePath, "Path of oomlint-probe for --verify");
+  check->add_option("--workload", ca.workloadFile, "JSON sizes for --verify (width, depth, batch, seq, vocab, steps, dtype)");
+  check->add_option("--verify-device", ca.verifyDevice, "Device for --verify: auto (CUDA when available), cuda, cpu");
 
   std::string ruleCode, ruleFormat = "text";
   bool ruleAll = false;

@@ -31,6 +31,18 @@ struct Fix {
   std::vector<Edit> edits;
 };
 
+/// What oomlint-probe measured for this finding's pattern (`check --verify`).
+struct MeasuredCost {
+  bool present = false;
+  std::string device;     // "cuda:0 (NVIDIA H200)" / "cpu (counting allocator)"
+  std::string workload;   // "width=4096 batch=32 ..." and where each size came from
+  int64_t peakAnti = 0, peakFix = 0;
+  int64_t retainedAnti = 0, retainedFix = 0;
+  double growthAnti = 0, growthFix = 0;  // bytes per step
+  double msAnti = 0, msFix = 0;
+  std::string note;
+};
+
 struct Finding {
   std::string_view code;  // points at the rule's static metadata
   std::string message;
@@ -38,6 +50,7 @@ struct Finding {
   Severity severity = Severity::Warning;
   bool hasFix = false;
   Fix fix;
+  MeasuredCost measured;
 };
 
 enum class FixKind : uint8_t { None, DisplayOnly, Unsafe, Safe };

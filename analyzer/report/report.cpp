@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include "cli/verify.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -122,6 +124,8 @@ void writeFull(std::ostream& os, const std::vector<FileResult>& results, const O
                                                                           : "";
         os << pad << " = help: " << f.fix.message << kind << "\n";
       }
+      if (f.measured.present) os << pad << " = " << describeMeasured(f.measured) << " [" << f.measured.workload << "]\n";
+      else if (!f.measured.note.empty()) os << pad << " = not measured: " << f.measured.note << "\n";
       os << "\n";
     }
   }
@@ -143,12 +147,24 @@ void writeConcise(std::ostream& os, const std::vector<FileResult>& results, cons
     std::string path = displayPath(r.path, opts);
     for (const Finding& f : r.findings) {
       Location l = locate(r, starts, f);
-      os << path << ":" << l.line << ":" << l.col << ": " << f.code << fixSuffix(f) << " " << f.message << "\n";
+      os << path << ":" << l.line << ":" << l.col << ": " << f.code << fixSuffix(f) << " " << f.message;
+      if (f.measured.present) os << " [" << describeMeasured(f.measured) << "]";
+      os << "\n";
     }
   }
 }
 
 json locationJson(uint32_t line, uint32_t col) { return json{{"row", line}, {"column", col}}; }
+
+json measuredJson(const MeasuredCost& m) {
+  return {{"device", m.device},
+          {"workload", m.workload},
+          {"peak_bytes", {{"anti", m.peakAnti}, {"fix", m.peakFix}, {"delta", m.peakAnti - m.peakFix}}},
+          {"retained_bytes", {{"anti", m.retainedAnti}, {"fix", m.retainedFix}}},
+          {"growth_bytes_per_step", {{"anti", m.growthAnti}, {"fix", m.growthFix}}},
+          {"ms_per_step", {{"anti", m.msAnti}, {"fix", m.msFix}}},
+          {"summary", describeMeasured(m)}};
+}
 
 void writeJson(std::ostream& os, const std::vector<FileResult>& results, const Options& opts) {
   json arr = json::array();
@@ -169,7 +185,10 @@ void writeJson(std::ostream& os, const std::vector<FileResult>& results, const O
                {"edits", edits}};
       }
       const Rule* rule = findRule(f.code);
-      arr.push_back({{"cell", nullptr},
+      json measured = nullptr;
+      if (f.measured.present) measured = measuredJson(f.measured);
+      arr.push_back({{"measured", measured},
+                     {"cell", nullptr},
                      {"code", std::string(f.code)},
                      {"name", rule ? std::string(rule->info().name) : std::string(f.code == kParseErrorCode ? "syntax-error" : "io-error")},
                      {"severity", std::string(severityName(f.severity))},
@@ -252,6 +271,7 @@ void writeSarif(std::ostream& os, const std::vector<FileResult>& results, const 
       std::string fpKey = std::string(f.code) + "\n" + lineOf(r.source, starts, l.line);
       uint32_t occurrence = seen[fpKey]++;
       result["partialFingerprints"] = {{"oomlint/v1", stableFingerprint(r, starts, f, occurrence)}};
+      if (f.measured.present) result["properties"] = {{"measured", measuredJson(f.measured)}};
       if (f.hasFix && !f.fix.edits.empty()) {
         json replacements = json::array();
         for (const Edit& e : f.fix.edits) {

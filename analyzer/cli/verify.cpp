@@ -1,0 +1,170 @@
+#include "cli/verify.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+namespace oomlint {
+namespace {
+
+bool executable(const std::string& p) {
+  struct stat st {};
+  return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+std::string selfDir() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string p(buf, static_cast<size_t>(n));
+  return p.substr(0, p.rfind('/'));
+}
+
+std::string human(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = std::fabs(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s%.1f %s", b < 0 ? "-" : "", v, units[u]);
+  return buf;
+}
+
+/// Sizes the flagged code states: `batch_size=32`, `nn.Linear(512, 2048)`, `% 8 == 0`, `vocab_size = 50257`.
+std::map<std::string, std::pair<long, std::string>> sizesFromSource(const std::string& src) {
+  std::map<std::string, std::pair<long, std::string>> out;
+  std::smatch m;
+  auto first = [&](const std::regex& re, const char* key, int group, const char* what) {
+    if (std::regex_search(src, m, re)) {
+      long v = std::strtol(m[group].str().c_str(), nullptr, 10);
+      if (v > 0 && v < (1L << 24) && !out.count(key)) out[key] = {v, what};
+    }
+  };
+  first(std::regex(R"(batch_size\s*=\s*(\d+))"), "batch", 1, "batch_size literal");
+  first(std::regex(R"(Linear\(\s*(\d+)\s*,\s*(\d+))"), "width", 2, "nn.Linear width");
+  first(std::regex(R"(%\s*(\d+)\s*==\s*0)"), "accum", 1, "accumulation `% k == 0`");
+  first(std::regex(R"((?:accum\w*|gradient_accumulation_steps)\s*=\s*(\d+))"), "accum", 1, "accumulation steps literal");
+  first(std::regex(R"((?:seq_len|max_len|block_size|max_seq_len|seq_length)\s*=\s*(\d+))"), "seq", 1, "sequence length literal");
+  first(std::regex(R"(vocab(?:_size)?\s*=\s*(\d+))"), "vocab", 1, "vocabulary literal");
+  return out;
+}
+
+std::string shellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string locateProbe(const std::string& hint) {
+  if (!hint.empty()) return executable(hint) ? hint : std::string();
+  if (const char* env = std::getenv("OOMLINT_PROBE"); env && executable(env)) return env;
+  std::string dir = selfDir();
+  for (const std::string& c : {dir + "/oomlint-probe", dir + "/runtime_check/oomlint-probe"})
+    if (executable(c)) return c;
+  if (const char* path = std::getenv("PATH")) {
+    std::string p = path;
+    size_t start = 0;
+    while (start <= p.size()) {
+      size_t end = p.find(':', start);
+      std::string d = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (executable(d + "/oomlint-probe")) return d + "/oomlint-probe";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  return {};
+}
+
+std::string describeMeasured(const MeasuredCost& m) {
+  if (!m.present) return {};
+  std::string s = "measured on " + m.device + ": peak " + human(static_cast<double>(m.peakAnti - m.peakFix)) + " (" +
+                  human(static_cast<double>(m.peakAnti)) + " vs " + human(static_cast<double>(m.peakFix)) + " with the fix)";
+  if (std::fabs(m.growthAnti - m.growthFix) >= 1)
+    s += ", growth " + human(m.growthAnti - m.growthFix) + "/step";
+  if (m.msAnti > 0 && m.msFix > 0 && std::fabs(m.msAnti - m.msFix) / m.msFix > 0.1) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", %+.0f%% time/step", 100.0 * (m.msAnti - m.msFix) / m.msFix);
+    s += buf;
+  }
+  return s;
+}
+
+std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions& opts) {
+  std::string probe = locateProbe(opts.probePath);
+  if (probe.empty())
+    return "--verify: oomlint-probe not found (build with LibTorch, or pass --probe PATH / set OOMLINT_PROBE); findings are "
+           "reported without measurements";
+  std::string warnings;
+  for (FileResult& r : results) {
+    std::set<std::string> codes;
+    for (const Finding& f : r.findings) {
+      const Rule* rule = findRule(f.code);
+      if (rule && rule->info().probe) codes.insert(std::string(f.code));
+    }
+    if (codes.empty()) continue;
+    std::string cmd = shellQuote(probe) + " --device " + shellQuote(opts.device) + " --steps " + std::to_string(opts.steps) +
+                      " --json -";
+    std::string workload;
+    if (!opts.workloadFile.empty()) {
+      cmd += " --workload " + shellQuote(opts.workloadFile);
+      workload = "sizes from " + opts.workloadFile;
+    } else {
+      for (const auto& [key, v] : sizesFromSource(r.source)) {
+        cmd += " --" + key + " " + std::to_string(v.first);
+        workload += (workload.empty() ? "" : ", ") + key + "=" + std::to_string(v.first) + " (" + v.second + ")";
+      }
+      if (workload.empty()) workload = "default sizes";
+    }
+    for (const std::string& c : codes) cmd += " " + c;
+    cmd += " 2>/dev/null";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) continue;
+    std::string out;
+    std::array<char, 4096> buf{};
+    while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+    int rc = ::pclose(p);
+    nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
+    if (rc != 0 || doc.is_discarded()) {
+      warnings += "--verify: oomlint-probe failed for " + r.path + "\n";
+      continue;
+    }
+    std::string device = doc["provenance"].value("device", "");
+    for (Finding& f : r.findings) {
+      for (const nlohmann::json& pr : doc["probes"]) {
+        if (pr.value("code", "") != f.code) continue;
+        MeasuredCost m;
+        m.device = device;
+        m.workload = workload;
+        m.note = pr.value("note", "");
+        if (pr.value("available", false) && pr.contains("anti") && pr.contains("fix")) {
+          m.present = true;
+          m.peakAnti = pr["anti"].value("peak_bytes", int64_t{0});
+          m.peakFix = pr["fix"].value("peak_bytes", int64_t{0});
+          m.retainedAnti = pr["anti"].value("retained_bytes", int64_t{0});
+          m.retainedFix = pr["fix"].value("retained_bytes", int64_t{0});
+          m.growthAnti = pr["anti"].value("growth_bytes_per_step", 0.0);
+          m.growthFix = pr["fix"].value("growth_bytes_per_step", 0.0);
+          m.msAnti = pr["anti"].value("ms_per_step", 0.0);
+          m.msFix = pr["fix"].value("ms_per_step", 0.0);
+        }
+        f.measured = m;
+      }
+    }
+  }
+  return warnings;
+}
+
+}  // namespace oomlint
