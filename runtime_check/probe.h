@@ -35,6 +35,8 @@ struct VariantResult {
   double msPerStep = 0;
   int64_t hostPeak = 0;            // peak host (CPU allocator) bytes above the baseline
   int64_t segments = 0;            // cudaMalloc'ed segments during the run (CUDA)
+  int64_t reserved = 0;            // allocator's reserved bytes at the end (CUDA; == allocated on CPU)
+  int64_t driverUsed = 0;          // device memory in use per the driver at the end (CUDA)
 };
 
 struct ProbeResult {

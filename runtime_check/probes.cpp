@@ -50,6 +50,8 @@ VariantResult measure(ProbeContext& c, const std::string& name, const std::funct
   r.peak = end.peak - base.allocated;
   r.retained = end.allocated - base.allocated;
   r.segments = end.segments - base.segments;
+  r.reserved = end.reserved;
+  r.driverUsed = end.driverUsed;
   r.hostPeak = c.host.sample().peak - hostBase.allocated;
   r.msPerStep = std::chrono::duration<double, std::milli>(t1 - t0).count() / static_cast<double>(std::max<int64_t>(1, steps));
   r.slope = slope(r.allocated);
@@ -373,6 +375,36 @@ ProbeResult probe305(ProbeContext& c) {
   return r;
 }
 
+/// A pre-norm transformer block (attention + 4x MLP) whose attention kernel is a parameter.
+struct Block {
+  torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
+  torch::nn::Linear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
+  int64_t heads;
+  Block(const Workload& w) : heads(w.heads) {
+    ln1 = torch::nn::LayerNorm(torch::nn::LayerNormOptions({w.width}));
+    ln2 = torch::nn::LayerNorm(torch::nn::LayerNormOptions({w.width}));
+    qkv = torch::nn::Linear(w.width, 3 * w.width);
+    proj = torch::nn::Linear(w.width, w.width);
+    fc1 = torch::nn::Linear(w.width, 4 * w.width);
+    fc2 = torch::nn::Linear(4 * w.width, w.width);
+    for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{ln1.get(), ln2.get(), qkv.get(), proj.get(), fc1.get(), fc2.get()})
+      m->to(w.device, w.dtype);
+  }
+  Tensor forward(const Tensor& x, const std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>& attention) {
+    int64_t b = x.size(0), t = x.size(1), d = x.size(2);
+    auto parts = qkv->forward(ln1->forward(x)).view({b, t, 3, heads, d / heads}).unbind(2);
+    Tensor a = attention(parts[0].transpose(1, 2), parts[1].transpose(1, 2), parts[2].transpose(1, 2));
+    Tensor h = x + proj->forward(a.transpose(1, 2).reshape({b, t, d}));
+    return h + fc2->forward(torch::gelu(fc1->forward(ln2->forward(h))));
+  }
+  std::vector<Tensor> parameters() {
+    std::vector<Tensor> out;
+    for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{ln1.get(), ln2.get(), qkv.get(), proj.get(), fc1.get(), fc2.get()})
+      for (auto& p : m->parameters()) out.push_back(p);
+    return out;
+  }
+};
+
 Tensor manualAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
   Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
   return torch::matmul(torch::softmax(scores, -1), v);
@@ -380,22 +412,23 @@ Tensor manualAttention(const Tensor& q, const Tensor& k, const Tensor& v) {
 
 ProbeResult probe401(ProbeContext& c) {
   ProbeResult r{"OOM401", "materialized-attention", true,
-                "hand-written attention saves the B·H·L·L scores and probabilities for backward; fused "
-                "scaled_dot_product_attention saves O(B·H·L)",
+                "a transformer block (pre-norm attention + 4x MLP) trained with hand-written attention saves the B·H·L·L "
+                "scores and probabilities for backward; fused scaled_dot_product_attention saves O(B·H·L)",
                 {}, {}, {}};
-  int64_t d = c.w.width / c.w.heads;
-  auto opts = torch::TensorOptions().device(c.w.device).dtype(c.w.dtype).requires_grad(true);
-  Tensor q = torch::randn({c.w.batch, c.w.heads, c.w.seq, d}, opts);
-  Tensor k = torch::randn({c.w.batch, c.w.heads, c.w.seq, d}, opts);
-  Tensor v = torch::randn({c.w.batch, c.w.heads, c.w.seq, d}, opts);
-  r.anti = measure(c, "softmax(q @ k^T) @ v", [&](int64_t) {
-    lossOf(manualAttention(q, k, v)).backward();
-    q.mutable_grad() = k.mutable_grad() = v.mutable_grad() = Tensor();
+  Block block(c.w);
+  auto params = block.parameters();
+  c.reset = [&params] { zeroGrad(params, true); };
+  Tensor x = torch::randn({c.w.batch, c.w.seq, c.w.width}, torch::TensorOptions().device(c.w.device).dtype(c.w.dtype));
+  r.anti = measure(c, "block with softmax(q @ k^T) @ v", [&](int64_t) {
+    zeroGrad(params, true);
+    lossOf(block.forward(x, manualAttention)).backward();
   });
 #if TORCH_VERSION_MAJOR >= 2
-  r.fix = measure(c, "scaled_dot_product_attention", [&](int64_t) {
-    lossOf(at::scaled_dot_product_attention(q, k, v)).backward();
-    q.mutable_grad() = k.mutable_grad() = v.mutable_grad() = Tensor();
+  r.fix = measure(c, "block with scaled_dot_product_attention", [&](int64_t) {
+    zeroGrad(params, true);
+    lossOf(block.forward(x, [](const Tensor& q, const Tensor& k, const Tensor& v) {
+      return at::scaled_dot_product_attention(q, k, v);
+    })).backward();
   });
 #else
   r.available = false;

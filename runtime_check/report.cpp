@@ -48,7 +48,8 @@ void writeTable(std::ostream& os, const std::vector<ProbeResult>& results, const
 namespace {
 nlohmann::json variantJson(const VariantResult& v) {
   return {{"name", v.name},        {"peak_bytes", v.peak},     {"retained_bytes", v.retained}, {"growth_bytes_per_step", v.slope},
-          {"ms_per_step", v.msPerStep}, {"host_peak_bytes", v.hostPeak}, {"segments", v.segments}, {"allocated_per_step", v.allocated}};
+          {"ms_per_step", v.msPerStep}, {"host_peak_bytes", v.hostPeak}, {"segments", v.segments}, {"reserved_bytes_end", v.reserved},
+          {"driver_used_bytes_end", v.driverUsed}, {"allocated_per_step", v.allocated}};
 }
 }  // namespace
 
