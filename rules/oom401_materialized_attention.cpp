@@ -49,8 +49,8 @@ kernel cannot give them back.
 
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
-(runtime_check/results/h200.json)): `softmax(q @ k^T) @ v` peaks at 33.0 GiB vs 5.5 GiB for
-`scaled_dot_product_attention`. Reproduce with `oomlint-probe OOM401`.
+(runtime_check/results/h200.json)): `block with softmax(q @ k^T) @ v` peaks at 34.8 GiB vs 13.0 GiB
+for `block with scaled_dot_product_attention`. Reproduce with `oomlint-probe OOM401`.
 
 ## References
 - `torch.nn.functional.scaled_dot_product_attention`: https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html

@@ -45,7 +45,7 @@ step, removing the call changes that.
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `train step + emptyCache()` peaks at 160.0 MiB vs 160.0 MiB for
-`train step`; 31 vs 7 cudaMalloc segments and 1.60 vs 1.10 ms per step. Reproduce with
+`train step`; 31 vs 7 cudaMalloc segments and 1.57 vs 0.95 ms per step. Reproduce with
 `oomlint-probe OOM501`.
 
 ## References

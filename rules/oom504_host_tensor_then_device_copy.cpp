@@ -39,7 +39,7 @@ then come from the GPU's generator instead of the CPU's, so a seeded run draws d
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `torch::zeros(n).to(device)` peaks at 32.0 MiB vs 32.0 MiB for
-`torch::zeros(n, device)`; 7.19 vs 0.03 ms per step (host allocation and copy). Reproduce with
+`torch::zeros(n, device)`; 7.54 vs 0.03 ms per step (host allocation and copy). Reproduce with
 `oomlint-probe OOM504`.
 
 ## References
