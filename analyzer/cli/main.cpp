@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "engine/engine.h"
 #include "fix/fix.h"
+#include "lsp/server.h"
 #include "report/report.h"
 #include "version.h"
 
@@ -380,6 +381,8 @@ int main(int argc, char** argv) {
   rule->add_flag("--all", ruleAll, "Every rule");
   rule->add_option("--output-format", ruleFormat, "text (default) or json");
 
+  auto* server = app.add_subcommand("server", "Run the Language Server (LSP) over stdio");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -399,6 +402,7 @@ int main(int argc, char** argv) {
       ca.extendSelectGiven = check->count("--extend-select") > 0;
       return runCheck(ca);
     }
+    if (*server) return lsp::runServer(0, 1);
     if (*rule) {
       if (!ruleAll && ruleCode.empty()) {
         std::cerr << "oomlint: error: give a rule code or --all\n";

@@ -133,21 +133,7 @@ Finding engineFinding(std::string_view code, Span span, std::string message) {
 
 }  // namespace
 
-FileResult checkSource(const std::string& path, std::string source, const CheckOptions& opts) {
-  FileResult result;
-  result.path = path;
-  result.lang = Lang::Python;
-  // NUL bytes: not source code. CPython refuses such files too.
-  size_t nul = source.find('\0');
-  if (nul != std::string::npos) {
-    Span s;
-    s.line = 1;
-    result.findings.push_back(engineFinding(kParseErrorCode, s, "file contains NUL bytes; not a Python source file"));
-    result.source = std::move(source);
-    return result;
-  }
-  auto module = python::parse(path, std::move(source));
-  const Module& m = *module;
+std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts) {
   std::vector<Finding> findings;
   size_t bad = firstInvalidUtf8(m.source);
   if (bad != std::string_view::npos)
@@ -172,6 +158,24 @@ FileResult checkSource(const std::string& path, std::string source, const CheckO
   }
   findings.insert(findings.end(), std::make_move_iterator(ruleFindings.begin()), std::make_move_iterator(ruleFindings.end()));
   sortFindings(findings);
+  return findings;
+}
+
+FileResult checkSource(const std::string& path, std::string source, const CheckOptions& opts) {
+  FileResult result;
+  result.path = path;
+  result.lang = Lang::Python;
+  // NUL bytes: not source code. CPython refuses such files too.
+  size_t nul = source.find('\0');
+  if (nul != std::string::npos) {
+    Span s;
+    s.line = 1;
+    result.findings.push_back(engineFinding(kParseErrorCode, s, "file contains NUL bytes; not a Python source file"));
+    result.source = std::move(source);
+    return result;
+  }
+  auto module = python::parse(path, std::move(source));
+  std::vector<Finding> findings = analyzeModule(*module, opts);
   result.findings = std::move(findings);
   result.source = std::move(module->source);
   return result;

@@ -32,6 +32,9 @@ struct CheckOptions {
   bool respectNoqa = true;  // false for --add-noqa's own pass and for OOM900's look
 };
 
+/// All findings for a parsed module (syntax, rules, OOM900, noqa applied), sorted by position.
+std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts);
+
 /// Checks one in-memory document. `path` decides the language and is reported.
 FileResult checkSource(const std::string& path, std::string source, const CheckOptions& opts);
 

@@ -1,0 +1,429 @@
+#include "lsp/server.h"
+
+#include <tree_sitter/api.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/walk.h"
+#include "config/config.h"
+#include "engine/engine.h"
+#include "engine/noqa.h"
+#include "fix/fix.h"
+#include "lsp/transport.h"
+#include "python/frontend.h"
+#include "report/report.h"
+#include "version.h"
+
+namespace oomlint::lsp {
+namespace {
+
+using nlohmann::json;
+
+// JSON-RPC / LSP error codes.
+constexpr int kParseError = -32700;
+constexpr int kInvalidRequest = -32600;
+constexpr int kMethodNotFound = -32601;
+constexpr int kInvalidParams = -32602;
+constexpr int kServerNotInitialized = -32002;
+
+struct Document {
+  std::string uri, path, languageId, text;
+  int64_t version = 0;
+  TSTree* tree = nullptr;
+  std::unique_ptr<Module> module;
+  std::vector<Finding> findings;
+  ~Document() {
+    if (tree) ts_tree_delete(tree);
+  }
+};
+
+std::string uriToPath(const std::string& uri) {
+  std::string p = uri.rfind("file://", 0) == 0 ? uri.substr(7) : uri;
+  std::string out;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '%' && i + 2 < p.size() && std::isxdigit(static_cast<unsigned char>(p[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(p[i + 2]))) {
+      out += static_cast<char>(std::stoi(p.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += p[i];
+    }
+  }
+  return out;
+}
+
+class Server {
+ public:
+  Server(int in, int out) : io_(in, out) {}
+
+  int run() {
+    std::string error;
+    while (auto body = io_.read(error)) {
+      if (!error.empty()) {
+        respondError(nullptr, kParseError, error);
+        continue;
+      }
+      json msg = json::parse(*body, nullptr, false);
+      if (msg.is_discarded()) {
+        respondError(nullptr, kParseError, "malformed JSON");
+        continue;
+      }
+      if (!msg.is_object() || !msg.contains("method") || !msg["method"].is_string()) {
+        if (msg.is_object() && msg.contains("id") && !msg.contains("method")) continue;  // a response to us: ignore
+        respondError(msg.is_object() && msg.contains("id") ? msg["id"] : json(nullptr), kInvalidRequest, "not a JSON-RPC request");
+        continue;
+      }
+      try {
+        if (handle(msg)) break;
+      } catch (const std::exception& e) {
+        if (msg.contains("id")) respondError(msg["id"], kInvalidParams, std::string("invalid params: ") + e.what());
+      }
+    }
+    return shutdown_ ? 0 : 1;
+  }
+
+ private:
+  Transport io_;
+  bool initialized_ = false;
+  bool shutdown_ = false;
+  bool utf8_ = false;  // negotiated position encoding
+  std::map<std::string, std::unique_ptr<Document>> docs_;
+
+  // ------------------------------------------------------------------ plumbing
+
+  void send(const json& j) { io_.write(j.dump()); }
+  void respond(const json& id, const json& result) { send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}); }
+  void respondError(const json& id, int code, const std::string& message) {
+    send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
+  }
+  void notify(const std::string& method, const json& params) {
+    send({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}});
+  }
+
+  /// Returns true when the server must stop (`exit`).
+  bool handle(const json& msg) {
+    const std::string method = msg["method"];
+    bool isRequest = msg.contains("id");
+    json id = isRequest ? msg["id"] : json(nullptr);
+    const json params = msg.value("params", json::object());
+    if (method == "exit") return true;
+    if (method == "initialize") {
+      initialize(id, params);
+      return false;
+    }
+    if (!initialized_) {
+      if (isRequest) respondError(id, kServerNotInitialized, "server not initialized");
+      return false;
+    }
+    if (shutdown_ && isRequest) {
+      respondError(id, kInvalidRequest, "server is shutting down");
+      return false;
+    }
+    if (method == "initialized" || method == "$/setTrace" || method == "$/cancelRequest") return false;
+    if (method == "shutdown") {
+      shutdown_ = true;
+      respond(id, nullptr);
+    } else if (method == "textDocument/didOpen") {
+      didOpen(params);
+    } else if (method == "textDocument/didChange") {
+      didChange(params);
+    } else if (method == "textDocument/didSave") {
+      if (Document* d = find(params)) analyze(*d);  // configuration may have changed with it
+    } else if (method == "textDocument/didClose") {
+      std::string uri = params["textDocument"]["uri"];
+      docs_.erase(uri);
+      notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+    } else if (method == "workspace/didChangeWatchedFiles" || method == "workspace/didChangeConfiguration") {
+      for (auto& [uri, d] : docs_) analyze(*d);  // configuration is read afresh per analysis
+    } else if (method == "textDocument/diagnostic") {
+      Document* d = find(params);
+      respond(id, {{"kind", "full"}, {"items", d ? diagnostics(*d) : json::array()}});
+    } else if (method == "textDocument/codeAction") {
+      respond(id, codeActions(params));
+    } else if (method == "textDocument/hover") {
+      respond(id, hover(params));
+    } else if (isRequest) {
+      respondError(id, kMethodNotFound, "method not found: " + method);
+    }
+    return false;
+  }
+
+  void initialize(const json& id, const json& params) {
+    if (initialized_) {
+      respondError(id, kInvalidRequest, "initialize sent twice");
+      return;
+    }
+    utf8_ = false;
+    if (params.contains("capabilities") && params["capabilities"].contains("general")) {
+      const json& general = params["capabilities"]["general"];
+      if (general.contains("positionEncodings") && general["positionEncodings"].is_array())
+        for (const json& e : general["positionEncodings"])
+          if (e == "utf-8") utf8_ = true;
+    }
+    initialized_ = true;
+    respond(id, {{"capabilities",
+                  {{"positionEncoding", utf8_ ? "utf-8" : "utf-16"},
+                   {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
+                   {"codeActionProvider", {{"codeActionKinds", json::array({"quickfix", "source.fixAll.oomlint"})}}},
+                   {"hoverProvider", true},
+                   {"diagnosticProvider", {{"interFileDependencies", false}, {"workspaceDiagnostics", false}}}}},
+                 {"serverInfo", {{"name", "oomlint"}, {"version", OOMLINT_VERSION}}}});
+  }
+
+  Document* find(const json& params) {
+    if (!params.contains("textDocument")) return nullptr;
+    auto it = docs_.find(params["textDocument"].value("uri", ""));
+    return it == docs_.end() ? nullptr : it->second.get();
+  }
+
+  // ------------------------------------------------------------------ positions
+
+  /// Byte offset of an LSP position, clamped into the document.
+  uint32_t offsetOf(const Document& d, const json& pos) const {
+    int64_t line = pos.value("line", int64_t{0}), character = pos.value("character", int64_t{0});
+    if (line < 0) line = 0;
+    if (character < 0) character = 0;
+    const std::string& t = d.text;
+    size_t off = 0;
+    for (int64_t l = 0; l < line; ++l) {
+      size_t nl = t.find('\n', off);
+      if (nl == std::string::npos) return static_cast<uint32_t>(t.size());
+      off = nl + 1;
+    }
+    size_t lineEnd = t.find('\n', off);
+    if (lineEnd == std::string::npos) lineEnd = t.size();
+    if (utf8_) return static_cast<uint32_t>(std::min(off + static_cast<size_t>(character), lineEnd));
+    int64_t units = 0;
+    size_t i = off;
+    while (i < lineEnd && units < character) {
+      unsigned char c = static_cast<unsigned char>(t[i]);
+      size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+      units += len == 4 ? 2 : 1;
+      i += len;
+    }
+    return static_cast<uint32_t>(std::min(i, lineEnd));
+  }
+
+  /// LSP position of a byte offset.
+  json positionOf(const std::string& t, uint32_t offset) const {
+    offset = std::min<uint32_t>(offset, static_cast<uint32_t>(t.size()));
+    size_t lineStart = t.rfind('\n', offset == 0 ? 0 : offset - 1);
+    lineStart = (offset == 0 || lineStart == std::string::npos) ? 0 : lineStart + 1;
+    if (offset > 0 && t[offset - 1] == '\n') lineStart = offset;
+    int64_t line = 0;
+    for (size_t i = 0; i < lineStart; ++i) line += t[i] == '\n';
+    int64_t character = 0;
+    if (utf8_) {
+      character = static_cast<int64_t>(offset - lineStart);
+    } else {
+      size_t i = lineStart;
+      while (i < offset) {
+        unsigned char c = static_cast<unsigned char>(t[i]);
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+        character += len == 4 ? 2 : 1;
+        i += len;
+      }
+    }
+    return {{"line", line}, {"character", character}};
+  }
+
+  json rangeOf(const std::string& t, uint32_t begin, uint32_t end) const {
+    return {{"start", positionOf(t, begin)}, {"end", positionOf(t, end)}};
+  }
+
+  static TSPoint pointOf(const std::string& t, uint32_t offset) {
+    uint32_t row = 0, lineStart = 0;
+    for (uint32_t i = 0; i < offset && i < t.size(); ++i)
+      if (t[i] == '\n') {
+        ++row;
+        lineStart = i + 1;
+      }
+    return {row, offset - lineStart};
+  }
+
+  // ------------------------------------------------------------------ documents
+
+  void didOpen(const json& params) {
+    const json& td = params["textDocument"];
+    auto d = std::make_unique<Document>();
+    d->uri = td["uri"];
+    d->path = uriToPath(d->uri);
+    d->languageId = td.value("languageId", "");
+    d->text = td.value("text", "");
+    d->version = td.value("version", int64_t{0});
+    Document& ref = *d;
+    docs_[d->uri] = std::move(d);
+    analyze(ref);
+  }
+
+  void didChange(const json& params) {
+    Document* d = find(params);
+    if (!d) return;
+    d->version = params["textDocument"].value("version", d->version);
+    for (const json& change : params.value("contentChanges", json::array())) {
+      std::string text = change.value("text", "");
+      if (!change.contains("range")) {
+        d->text = text;
+        if (d->tree) ts_tree_delete(d->tree);
+        d->tree = nullptr;
+        continue;
+      }
+      uint32_t start = offsetOf(*d, change["range"]["start"]);
+      uint32_t end = std::max(start, offsetOf(*d, change["range"]["end"]));
+      if (d->tree) {
+        // Tell tree-sitter what changed so the re-parse reuses the rest of the tree.
+        TSInputEdit edit;
+        edit.start_byte = start;
+        edit.old_end_byte = end;
+        edit.new_end_byte = start + static_cast<uint32_t>(text.size());
+        edit.start_point = pointOf(d->text, start);
+        edit.old_end_point = pointOf(d->text, end);
+        std::string after = d->text.substr(0, start) + text;
+        edit.new_end_point = pointOf(after, static_cast<uint32_t>(after.size()));
+        ts_tree_edit(d->tree, &edit);
+      }
+      d->text.replace(start, end - start, text);
+    }
+    analyze(*d);
+  }
+
+  bool isPython(const Document& d) const {
+    return d.languageId == "python" || isPythonPath(d.path);
+  }
+
+  void analyze(Document& d) {
+    d.findings.clear();
+    d.module.reset();
+    if (isPython(d) && d.text.find('\0') == std::string::npos) {
+      d.module = python::parseIncremental(d.path, d.text, &d.tree);
+      CheckOptions opts;
+      try {
+        ConfigResolver resolver{CliOverrides{}};
+        std::string abs = absolutePath(d.path);
+        auto cfg = resolver.forDirectory(abs.substr(0, abs.rfind('/')));
+        opts.selection = resolver.selectionFor(*cfg, abs);
+      } catch (const ConfigError& e) {
+        notify("window/showMessage", {{"type", 1}, {"message", std::string("oomlint: ") + e.what()}});
+      }
+      d.findings = analyzeModule(*d.module, opts);
+    }
+    // C++ documents get diagnostics once the C++ front end is built in; until then none.
+    notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", diagnostics(d)}});
+  }
+
+  json diagnostic(const Document& d, const Finding& f) const {
+    uint32_t begin = f.span.begin, end = f.span.end;
+    if (f.code == kParseErrorCode || f.code == kIoErrorCode) end = std::max(end, begin);
+    int severity = f.severity == Severity::Error ? 1 : f.severity == Severity::Warning ? 2 : 3;
+    json diag = {{"range", rangeOf(d.text, begin, end)},
+                 {"severity", severity},
+                 {"code", std::string(f.code)},
+                 {"codeDescription", {{"href", report::ruleUrl(f.code)}}},
+                 {"source", "oomlint"},
+                 {"message", f.message}};
+    if (f.hasFix) {
+      json edits = json::array();
+      for (const Edit& e : f.fix.edits) edits.push_back({{"range", rangeOf(d.text, e.begin, e.end)}, {"newText", e.content}});
+      diag["data"] = {{"fix", {{"applicability", std::string(applicabilityName(f.fix.applicability))}, {"message", f.fix.message}, {"edits", edits}}}};
+    }
+    return diag;
+  }
+
+  json diagnostics(const Document& d) const {
+    json out = json::array();
+    for (const Finding& f : d.findings) out.push_back(diagnostic(d, f));
+    return out;
+  }
+
+  // ------------------------------------------------------------------ code actions and hover
+
+  json codeActions(const json& params) {
+    json actions = json::array();
+    Document* d = find(params);
+    if (!d) return actions;
+    uint32_t begin = offsetOf(*d, params["range"]["start"]);
+    uint32_t end = offsetOf(*d, params["range"]["end"]);
+    std::vector<std::string> only;
+    if (params.contains("context") && params["context"].contains("only"))
+      for (const json& k : params["context"]["only"]) only.push_back(k);
+    auto wants = [&](const std::string& kind) {
+      if (only.empty()) return true;
+      for (const std::string& o : only)
+        if (kind == o || kind.rfind(o + ".", 0) == 0) return true;
+      return false;
+    };
+    if (wants("quickfix")) {
+      for (const Finding& f : d->findings) {
+        if (f.code == kParseErrorCode || f.code == kIoErrorCode) continue;
+        if (f.span.end < begin || f.span.begin > std::max(end, begin)) continue;
+        json diag = diagnostic(*d, f);
+        if (f.hasFix && !f.fix.edits.empty()) {
+          json edits = json::array();
+          for (const Edit& e : f.fix.edits) edits.push_back({{"range", rangeOf(d->text, e.begin, e.end)}, {"newText", e.content}});
+          std::string title = f.fix.message + (f.fix.applicability == Applicability::Unsafe ? " (unsafe)" : "");
+          actions.push_back({{"title", title},
+                             {"kind", "quickfix"},
+                             {"diagnostics", json::array({diag})},
+                             {"isPreferred", f.fix.applicability == Applicability::Safe},
+                             {"edit", {{"changes", {{d->uri, edits}}}}}});
+        }
+        actions.push_back({{"title", "Suppress " + std::string(f.code) + " with `# noqa: " + std::string(f.code) + "`"},
+                           {"kind", "quickfix"},
+                           {"diagnostics", json::array({diag})},
+                           {"edit", {{"changes", {{d->uri, json::array({noqaEdit(*d, f)})}}}}}});
+      }
+    }
+    if (wants("source.fixAll.oomlint") && d->module && !d->findings.empty()) {
+      FixOptions fo;
+      CheckOptions co;
+      FixOutcome out = applyFixes(d->path, d->text, co, fo);
+      if (out.applied > 0)
+        actions.push_back({{"title", "Fix all safe oomlint findings"},
+                           {"kind", "source.fixAll.oomlint"},
+                           {"edit", {{"changes", {{d->uri, json::array({{{"range", rangeOf(d->text, 0, static_cast<uint32_t>(d->text.size()))},
+                                                                          {"newText", out.source}}})}}}}}});
+    }
+    return actions;
+  }
+
+  /// Appends `# noqa: CODE` to the finding's line, or adds the code to a directive already there.
+  json noqaEdit(const Document& d, const Finding& f) const {
+    const Module& m = *d.module;
+    for (const NoqaDirective& dir : collectNoqa(m)) {
+      if (dir.fileLevel || dir.line != f.span.line || dir.all) continue;
+      std::string codes;
+      for (const std::string& c : dir.codes) codes += (codes.empty() ? "" : ", ") + c;
+      codes += (codes.empty() ? "" : ", ") + std::string(f.code);
+      return {{"range", rangeOf(d.text, dir.begin, dir.end)}, {"newText", "# noqa: " + codes}};
+    }
+    uint32_t lineEnd = f.span.line < m.lineStarts.size() ? m.lineStarts[f.span.line] : static_cast<uint32_t>(d.text.size());
+    while (lineEnd > 0 && lineEnd > m.lineStarts[f.span.line - 1] && (d.text[lineEnd - 1] == '\n' || d.text[lineEnd - 1] == '\r')) --lineEnd;
+    return {{"range", rangeOf(d.text, lineEnd, lineEnd)}, {"newText", "  # noqa: " + std::string(f.code)}};
+  }
+
+  json hover(const json& params) {
+    Document* d = find(params);
+    if (!d) return nullptr;
+    uint32_t at = offsetOf(*d, params["position"]);
+    for (const Finding& f : d->findings) {
+      if (at < f.span.begin || at > f.span.end) continue;
+      const Rule* r = findRule(f.code);
+      std::string md = "**" + std::string(f.code) + "** " + f.message + "\n\n";
+      if (r) md += std::string(r->info().doc);
+      return {{"contents", {{"kind", "markdown"}, {"value", md}}}, {"range", rangeOf(d->text, f.span.begin, f.span.end)}};
+    }
+    return nullptr;
+  }
+};
+
+}  // namespace
+
+int runServer(int in, int out) {
+  Server s(in, out);
+  return s.run();
+}
+
+}  // namespace oomlint::lsp

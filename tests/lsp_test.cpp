@@ -1,0 +1,289 @@
+// The LSP server, spoken to over its real stdin/stdout with real JSON-RPC framing.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+class LspClient {
+ public:
+  LspClient() {
+    int in[2], out[2];
+    EXPECT_EQ(0, ::pipe(in));
+    EXPECT_EQ(0, ::pipe(out));
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      ::close(in[1]);
+      ::close(out[0]);
+      int devnull = ::open("/dev/null", O_WRONLY);
+      ::dup2(devnull, 2);
+      ::execl(OOMLINT_BINARY, OOMLINT_BINARY, "server", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    to_ = in[1];
+    from_ = out[0];
+    ::signal(SIGPIPE, SIG_IGN);
+  }
+  ~LspClient() {
+    ::close(to_);
+    ::close(from_);
+    if (pid_ > 0 && !waited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  LspClient(const LspClient&) = delete;
+  LspClient& operator=(const LspClient&) = delete;
+
+  void raw(const std::string& bytes) {
+    size_t off = 0;
+    while (off < bytes.size()) {
+      ssize_t n = ::write(to_, bytes.data() + off, bytes.size() - off);
+      ASSERT_GT(n, 0);
+      off += static_cast<size_t>(n);
+    }
+  }
+  static std::string frame(const json& j) {
+    std::string body = j.dump();
+    return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  }
+  void send(const json& j) { raw(frame(j)); }
+  void request(int id, const std::string& method, const json& params) {
+    send({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}});
+  }
+  void notify(const std::string& method, const json& params) {
+    send({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}});
+  }
+  /// Next message, or null after `timeoutMs`.
+  json next(int timeoutMs = 10000) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    for (;;) {
+      size_t hdr = buf_.find("\r\n\r\n");
+      if (hdr != std::string::npos) {
+        size_t len = std::stoul(buf_.substr(buf_.find(':') + 1));
+        if (buf_.size() >= hdr + 4 + len) {
+          json j = json::parse(buf_.substr(hdr + 4, len));
+          buf_.erase(0, hdr + 4 + len);
+          return j;
+        }
+      }
+      int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+      if (left <= 0) return nullptr;
+      pollfd p{from_, POLLIN, 0};
+      if (::poll(&p, 1, left) <= 0) return nullptr;
+      char chunk[65536];
+      ssize_t n = ::read(from_, chunk, sizeof chunk);
+      if (n <= 0) return nullptr;
+      buf_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+  /// Skips notifications until the response with `id`.
+  json response(int id) {
+    for (int i = 0; i < 100; ++i) {
+      json m = next();
+      if (m.is_null()) return m;
+      if (m.contains("id") && m["id"] == id) return m;
+    }
+    return nullptr;
+  }
+  json diagnosticsFor(const std::string& uri) {
+    for (int i = 0; i < 100; ++i) {
+      json m = next();
+      if (m.is_null()) return m;
+      if (m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri) return m["params"]["diagnostics"];
+    }
+    return nullptr;
+  }
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    waited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  void initialize(bool utf8 = false) {
+    json caps = utf8 ? json{{"general", {{"positionEncodings", {"utf-8", "utf-16"}}}}} : json::object();
+    request(1, "initialize", {{"processId", nullptr}, {"rootUri", nullptr}, {"capabilities", caps}});
+    json r = response(1);
+    ASSERT_TRUE(r.contains("result"));
+    notify("initialized", json::object());
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+  bool waited_ = false;
+  std::string buf_;
+};
+
+const char* kLeaky =
+    "import torch\n"
+    "\n"
+    "def train(model, loader, optimizer, criterion):\n"
+    "    total = 0\n"
+    "    for x, y in loader:\n"
+    "        optimizer.zero_grad()\n"
+    "        loss = criterion(model(x), y)\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+    "        total += loss\n"
+    "    return total\n";
+
+std::string applyEdit(const std::string& text, const json& edit) {
+  // Line/character (utf-16 == bytes here: ASCII) to offsets.
+  auto offset = [&](const json& pos) {
+    size_t off = 0;
+    for (int l = 0; l < pos["line"].get<int>(); ++l) off = text.find('\n', off) + 1;
+    return off + pos["character"].get<size_t>();
+  };
+  size_t b = offset(edit["range"]["start"]), e = offset(edit["range"]["end"]);
+  return text.substr(0, b) + edit["newText"].get<std::string>() + text.substr(e);
+}
+
+}  // namespace
+
+TEST(Lsp, PublishesDiagnosticsAndAppliesQuickFixes) {
+  LspClient c;
+  c.initialize();
+  std::string uri = "file:///tmp/oomlint_lsp_a.py";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", kLeaky}}}});
+  json diags = c.diagnosticsFor(uri);
+  ASSERT_EQ(1u, diags.size());
+  EXPECT_EQ("OOM101", diags[0]["code"]);
+  EXPECT_EQ("oomlint", diags[0]["source"]);
+  EXPECT_EQ(1, diags[0]["severity"]);
+  EXPECT_EQ(9, diags[0]["range"]["start"]["line"]);
+  EXPECT_EQ(8, diags[0]["range"]["start"]["character"]);
+  EXPECT_TRUE(diags[0]["codeDescription"]["href"].is_string());
+  EXPECT_EQ("unsafe", diags[0]["data"]["fix"]["applicability"]);
+
+  c.request(2, "textDocument/codeAction",
+            {{"textDocument", {{"uri", uri}}}, {"range", diags[0]["range"]}, {"context", {{"diagnostics", diags}}}});
+  json actions = c.response(2)["result"];
+  ASSERT_GE(actions.size(), 2u);
+  EXPECT_EQ("Accumulate `loss.item()` (unsafe)", actions[0]["title"]);
+  std::string fixed = applyEdit(kLeaky, actions[0]["edit"]["changes"][uri][0]);
+  EXPECT_NE(std::string::npos, fixed.find("total += loss.item()"));
+  std::string suppressed = applyEdit(kLeaky, actions[1]["edit"]["changes"][uri][0]);
+  EXPECT_NE(std::string::npos, suppressed.find("total += loss  # noqa: OOM101\n"));
+
+  // Incremental edit: the client sends only the changed range; the diagnostic goes away.
+  c.notify("textDocument/didChange",
+           {{"textDocument", {{"uri", uri}, {"version", 2}}},
+            {"contentChanges", json::array({{{"range", actions[0]["edit"]["changes"][uri][0]["range"]}, {"text", "loss.item()"}}})}});
+  EXPECT_EQ(0u, c.diagnosticsFor(uri).size());
+  // And back: typing the leak again brings it back.
+  json range = {{"start", {{"line", 9}, {"character", 17}}}, {"end", {{"line", 9}, {"character", 28}}}};
+  c.notify("textDocument/didChange",
+           {{"textDocument", {{"uri", uri}, {"version", 3}}}, {"contentChanges", json::array({{{"range", range}, {"text", "loss"}}})}});
+  EXPECT_EQ(1u, c.diagnosticsFor(uri).size());
+
+  // Pull diagnostics agree with the pushed ones.
+  c.request(3, "textDocument/diagnostic", {{"textDocument", {{"uri", uri}}}});
+  json pulled = c.response(3)["result"];
+  EXPECT_EQ("full", pulled["kind"]);
+  EXPECT_EQ(1u, pulled["items"].size());
+
+  // Hover on the finding shows the rule's documentation, measured cost included.
+  c.request(4, "textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", {{"line", 9}, {"character", 12}}}});
+  std::string md = c.response(4)["result"]["contents"]["value"];
+  EXPECT_NE(std::string::npos, md.find("OOM101"));
+  EXPECT_NE(std::string::npos, md.find("Measured cost"));
+
+  c.request(5, "shutdown", nullptr);
+  EXPECT_TRUE(c.response(5).contains("result"));
+  c.notify("exit", nullptr);
+  EXPECT_EQ(0, c.wait());
+}
+
+TEST(Lsp, FixAllAndUtf8PositionsOnNonAsciiLines) {
+  LspClient c;
+  c.initialize(/*utf8=*/true);
+  std::string uri = "file:///tmp/oomlint_lsp_b.py";
+  std::string src =
+      "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        é = model(x)  # ü\n";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", src}}}});
+  json diags = c.diagnosticsFor(uri);
+  ASSERT_EQ(1u, diags.size());
+  EXPECT_EQ("OOM201", diags[0]["code"]);
+  EXPECT_EQ(13, diags[0]["range"]["start"]["character"]) << "utf-8: byte column (8 spaces, é is two bytes, \" = \")";
+  c.request(2, "textDocument/codeAction",
+            {{"textDocument", {{"uri", uri}}}, {"range", diags[0]["range"]}, {"context", {{"diagnostics", diags}, {"only", {"source.fixAll"}}}}});
+  json actions = c.response(2)["result"];
+  ASSERT_EQ(1u, actions.size());
+  EXPECT_EQ("source.fixAll.oomlint", actions[0]["kind"]);
+  std::string all = actions[0]["edit"]["changes"][uri][0]["newText"];
+  EXPECT_NE(std::string::npos, all.find("    with torch.no_grad():\n        for x in loader:\n"));
+}
+
+TEST(Lsp, Utf16ColumnsCountSurrogatePairs) {
+  LspClient c;
+  c.initialize(/*utf8=*/false);
+  std::string uri = "file:///tmp/oomlint_lsp_c.py";
+  std::string src = "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        s = '😀'; y = model(x)\n";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", src}}}});
+  json diags = c.diagnosticsFor(uri);
+  ASSERT_EQ(1u, diags.size());
+  // "        s = '😀'; y = " is 8 + 4 + 1 + 2 (surrogate pair) + 1 + 2 + 4 = 22 UTF-16 units.
+  EXPECT_EQ(22, diags[0]["range"]["start"]["character"]);
+}
+
+TEST(Lsp, ProtocolErrorsAreAnsweredNeverFatal) {
+  LspClient c;
+  c.request(7, "textDocument/hover", {{"textDocument", {{"uri", "file:///x.py"}}}, {"position", {{"line", 0}, {"character", 0}}}});
+  EXPECT_EQ(-32002, c.response(7)["error"]["code"]) << "request before initialize";
+  c.initialize();
+  c.raw("Content-Length: 9\r\n\r\n{not json");
+  json parseErr = c.next();
+  EXPECT_EQ(-32700, parseErr["error"]["code"]);
+  c.raw("Content-Type: x\r\n\r\n");  // no Content-Length at all
+  EXPECT_EQ(-32700, c.next()["error"]["code"]);
+  c.request(8, "workspace/frobnicate", json::object());
+  EXPECT_EQ(-32601, c.response(8)["error"]["code"]);
+  // Two messages in one write, and one message split across writes.
+  std::string uri = "file:///tmp/oomlint_lsp_d.py";
+  std::string open = LspClient::frame({{"jsonrpc", "2.0"}, {"method", "textDocument/didOpen"},
+                                       {"params", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", kLeaky}}}}}});
+  std::string pull = LspClient::frame({{"jsonrpc", "2.0"}, {"id", 9}, {"method", "textDocument/diagnostic"}, {"params", {{"textDocument", {{"uri", uri}}}}}});
+  c.raw(open + pull.substr(0, 10));
+  c.raw(pull.substr(10));
+  EXPECT_EQ(1u, c.response(9)["result"]["items"].size());
+  // Out-of-range positions are clamped, not trusted.
+  c.notify("textDocument/didChange",
+           {{"textDocument", {{"uri", uri}, {"version", 2}}},
+            {"contentChanges", json::array({{{"range", {{"start", {{"line", 999}, {"character", 5}}}, {"end", {{"line", 1000}, {"character", 0}}}}},
+                                             {"text", "\n# appended\n"}}})}});
+  c.request(10, "textDocument/diagnostic", {{"textDocument", {{"uri", uri}}}});
+  EXPECT_EQ(1u, c.response(10)["result"]["items"].size());
+  c.notify("exit", nullptr);
+  EXPECT_EQ(1, c.wait()) << "exit without shutdown exits 1";
+}
+
+TEST(Lsp, ConfigurationIsReadFromTheWorkspaceAndReloaded) {
+  fs::path dir = fs::temp_directory_path() / ("oomlint_lsp_cfg_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  { std::ofstream(dir / "train.py") << kLeaky; }
+  LspClient c;
+  c.initialize();
+  std::string uri = "file://" + (dir / "train.py").string();
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", kLeaky}}}});
+  EXPECT_EQ(1u, c.diagnosticsFor(uri).size());
+  { std::ofstream(dir / "pyproject.toml") << "[tool.oomlint]\nignore = [\"OOM101\"]\n"; }
+  c.notify("workspace/didChangeWatchedFiles", {{"changes", json::array({{{"uri", "file://" + (dir / "pyproject.toml").string()}, {"type", 1}}})}});
+  EXPECT_EQ(0u, c.diagnosticsFor(uri).size());
+  fs::remove_all(dir);
+}
