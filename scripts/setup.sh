@@ -13,6 +13,7 @@ packages=(
   libtorch-dev                     # LibTorch 1.13 (CPU) for oomlint-probe, the runtime check
   libicu72                         # the SARIF validator (.NET) needs ICU
   python3                          # tests compile fixed files with py_compile
+  neovim pre-commit dpkg-dev       # tests with real clients: Neovim's LSP client, pre-commit, cpack
 )
 # npm pack fetches the pinned grammar and the SARIF validator. A machine that already has Node.js
 # (for example from NodeSource, whose nodejs bundles npm) keeps it.

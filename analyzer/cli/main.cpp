@@ -71,7 +71,7 @@ std::string currentDir() {
 int runCheck(const CheckArgs& a) {
   report::Format format;
   if (!report::parseFormat(a.format, format)) {
-    std::cerr << "oomlint: error: unknown output format `" << a.format << "` (full, concise, json, sarif, github)\n";
+    std::cerr << "oomlint: error: unknown output format `" << a.format << "` (full, concise, json, sarif, github, gitlab, junit)\n";
     return 2;
   }
   CliOverrides cli;
@@ -265,7 +265,10 @@ int runCheck(const CheckArgs& a) {
   ropts.version = OOMLINT_VERSION;
   ropts.cwd = currentDir();
   size_t total = 0;
-  for (const FileResult& r : results) total += r.findings.size();
+  for (const FileResult& r : results) {
+    total += r.findings.size();
+    if (!r.skippedReason.empty()) std::cerr << "oomlint: warning: " << r.skippedReason << "\n";
+  }
   if (a.statistics) {
     report::writeStatistics(*os, results);
   } else if (!(a.quiet && format == report::Format::Full && total == 0)) {
@@ -354,7 +357,7 @@ int main(int argc, char** argv) {
   check->add_option("--extend-select", ca.extendSelect, "Rule codes or prefixes to enable in addition")->delimiter(',')->expected(1)->allow_extra_args(false);
   check->add_option("--extend-ignore", ca.extendIgnore, "Alias of --ignore, kept for ruff compatibility")->delimiter(',')->expected(1)->allow_extra_args(false);
   check->add_option("--extend-exclude", ca.extendExclude, "Glob patterns of paths to skip")->delimiter(',')->expected(1)->allow_extra_args(false);
-  check->add_option("--output-format", ca.format, "full (default), concise, json, sarif, github");
+  check->add_option("--output-format", ca.format, "full (default), concise, json, sarif, github, gitlab, junit");
   check->add_option("-o,--output-file", ca.outputFile, "Write the report to this file");
   check->add_option("--stdin-filename", ca.stdinFilename, "Name reported for `-` (standard input)");
   check->add_option("--config", ca.configFile, "Use this oomlint.toml / pyproject.toml for every file");

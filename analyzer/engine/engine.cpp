@@ -161,10 +161,23 @@ std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts) {
   return findings;
 }
 
+bool isCppPath(const std::string& path) {
+  for (std::string_view ext : {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".cu", ".cuh"})
+    if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) return true;
+  return false;
+}
+
 FileResult checkSource(const std::string& path, std::string source, const CheckOptions& opts) {
   FileResult result;
   result.path = path;
   result.lang = Lang::Python;
+  if (isCppPath(path)) {
+    // LibTorch C++ needs the Clang front end, which this build does not include: say so on
+    // stderr (once per file) instead of misreading C++ as Python.
+    result.lang = Lang::Cpp;
+    result.skippedReason = "C++ analysis is not built into this oomlint; " + path + " was not checked";
+    return result;
+  }
   // NUL bytes: not source code. CPython refuses such files too.
   size_t nul = source.find('\0');
   if (nul != std::string::npos) {

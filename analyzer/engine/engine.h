@@ -25,7 +25,11 @@ struct FileResult {
   std::string source;             // kept for output (source lines, fixes)
   Lang lang = Lang::Python;
   bool ioError = false;
+  std::string skippedReason;  // set when the file was deliberately not analysed
 };
+
+/// True for the C++ / CUDA extensions the (future) Clang front end reads.
+bool isCppPath(const std::string& path);
 
 struct CheckOptions {
   RuleSelection selection;

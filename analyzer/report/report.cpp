@@ -336,6 +336,70 @@ void writeGithub(std::ostream& os, const std::vector<FileResult>& results, const
   }
 }
 
+/// GitLab Code Quality report (a JSON array of issues).
+void writeGitlab(std::ostream& os, const std::vector<FileResult>& results, const Options& opts) {
+  json arr = json::array();
+  for (const FileResult& r : results) {
+    auto starts = lineStartsOf(r.source);
+    std::map<std::string, uint32_t> seen;
+    for (const Finding& f : r.findings) {
+      Location l = locate(r, starts, f);
+      std::string key = std::string(f.code) + "\n" + lineOf(r.source, starts, l.line);
+      uint32_t occurrence = seen[key]++;
+      std::string severity = f.severity == Severity::Error ? "major" : f.severity == Severity::Warning ? "minor" : "info";
+      arr.push_back({{"description", utf8Safe(std::string(f.code) + " " + f.message)},
+                     {"check_name", std::string(f.code)},
+                     {"fingerprint", stableFingerprint(r, starts, f, occurrence) + std::to_string(std::hash<std::string>{}(r.path) & 0xffff)},
+                     {"severity", severity},
+                     {"location", {{"path", utf8Safe(displayPath(r.path, opts))}, {"lines", {{"begin", l.line}, {"end", l.endLine}}}}}});
+    }
+  }
+  os << arr.dump(2) << "\n";
+}
+
+std::string xmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : utf8Safe(s)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+/// JUnit XML: one test suite, one test case per checked file with findings, a failure per finding.
+void writeJunit(std::ostream& os, const std::vector<FileResult>& results, const Options& opts) {
+  size_t total = 0, files = 0;
+  for (const FileResult& r : results) {
+    total += r.findings.size();
+    files += r.findings.empty() ? 0 : 1;
+  }
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  os << "<testsuites name=\"oomlint\" tests=\"" << total << "\" failures=\"" << total << "\">\n";
+  os << "  <testsuite name=\"oomlint\" tests=\"" << total << "\" failures=\"" << total << "\" errors=\"0\">\n";
+  for (const FileResult& r : results) {
+    if (r.findings.empty()) continue;
+    auto starts = lineStartsOf(r.source);
+    std::string path = displayPath(r.path, opts);
+    for (const Finding& f : r.findings) {
+      Location l = locate(r, starts, f);
+      std::string where = path + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+      os << "    <testcase name=\"" << xmlEscape(std::string(f.code) + " " + where) << "\" classname=\"" << xmlEscape(path)
+         << "\" file=\"" << xmlEscape(path) << "\" line=\"" << l.line << "\">\n";
+      os << "      <failure message=\"" << xmlEscape(f.message) << "\" type=\"" << f.code << "\">" << xmlEscape(where + ": " + f.message)
+         << "</failure>\n    </testcase>\n";
+    }
+  }
+  os << "  </testsuite>\n</testsuites>\n";
+}
+
 }  // namespace
 
 bool parseFormat(const std::string& name, Format& out) {
@@ -344,6 +408,8 @@ bool parseFormat(const std::string& name, Format& out) {
   else if (name == "json") out = Format::Json;
   else if (name == "sarif") out = Format::Sarif;
   else if (name == "github") out = Format::Github;
+  else if (name == "gitlab") out = Format::Gitlab;
+  else if (name == "junit") out = Format::Junit;
   else return false;
   return true;
 }
@@ -390,6 +456,8 @@ void write(std::ostream& os, Format format, const std::vector<FileResult>& resul
     case Format::Json: writeJson(os, results, opts); break;
     case Format::Sarif: writeSarif(os, results, opts); break;
     case Format::Github: writeGithub(os, results, opts); break;
+    case Format::Gitlab: writeGitlab(os, results, opts); break;
+    case Format::Junit: writeJunit(os, results, opts); break;
   }
 }
 

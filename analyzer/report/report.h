@@ -10,9 +10,9 @@
 
 namespace oomlint::report {
 
-enum class Format { Full, Concise, Json, Sarif, Github };
+enum class Format { Full, Concise, Json, Sarif, Github, Gitlab, Junit };
 
-/// Parses "full", "concise", "json", "sarif", "github"; false for anything else.
+/// Parses "full", "concise", "json", "sarif", "github", "gitlab", "junit"; false for anything else.
 bool parseFormat(const std::string& name, Format& out);
 
 struct Options {

@@ -1,0 +1,115 @@
+// Real clients and tools: Neovim's built-in LSP client, the pre-commit framework, the Debian
+// package built with CPack.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int sh(const std::string& cmd) {
+  int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+const char* kLeaky =
+    "import torch\n\n"
+    "def train(model, loader, optimizer, criterion):\n"
+    "    total = 0\n"
+    "    for x, y in loader:\n"
+    "        optimizer.zero_grad()\n"
+    "        loss = criterion(model(x), y)\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+    "        total += loss\n"
+    "    return total\n";
+
+class Tools : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("oomlint_tools_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+std::string binDir() { return fs::path(OOMLINT_BINARY).parent_path().string(); }
+
+}  // namespace
+
+TEST_F(Tools, NeovimReceivesDiagnosticsFromTheServer) {
+  ASSERT_EQ(0, sh("command -v nvim >/dev/null")) << "neovim is installed by scripts/setup.sh";
+  { std::ofstream(dir / "train.py") << kLeaky; }
+  {
+    std::ofstream lua(dir / "client.lua");
+    lua << "local id = vim.lsp.start_client({ name = 'oomlint', cmd = { os.getenv('OOMLINT'), 'server' }, root_dir = '"
+        << dir.string() << "' })\n"
+           "vim.lsp.buf_attach_client(0, id)\n"
+           "vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 50)\n"
+           "local out = {}\n"
+           "for _, d in ipairs(vim.diagnostic.get(0)) do\n"
+           "  local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code) or '?'\n"
+           "  table.insert(out, code .. ' ' .. d.lnum .. ' ' .. d.source)\n"
+           "end\n"
+           "vim.fn.writefile(out, os.getenv('OUT_FILE'))\n"
+           "vim.cmd('qa!')\n";
+  }
+  std::string cmd = "cd '" + dir.string() + "' && OOMLINT='" + std::string(OOMLINT_BINARY) + "' OUT_FILE='" + (dir / "out.txt").string() +
+                    "' timeout 60 nvim --headless -u NONE -i NONE -n -c 'luafile client.lua' train.py >/dev/null 2>&1";
+  sh(cmd);
+  std::string out = slurp(dir / "out.txt");
+  EXPECT_NE(std::string::npos, out.find("OOM101 9 oomlint")) << out;
+}
+
+TEST_F(Tools, PreCommitHookFailsOnLeakPassesOnCleanAndSkipsOtherFiles) {
+  ASSERT_EQ(0, sh("command -v pre-commit >/dev/null")) << "pre-commit is installed by scripts/setup.sh";
+  std::string env = "cd '" + dir.string() + "' && export PATH='" + binDir() + "':$PATH PRE_COMMIT_HOME='" + (dir / ".cache").string() +
+                    "' GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t && ";
+  ASSERT_EQ(0, sh(env + "git init -q . && git config user.email t@t && git config user.name t"));
+  { std::ofstream(dir / "leaky.py") << kLeaky; }
+  std::string clean = kLeaky;
+  clean.replace(clean.find("total += loss\n"), 14, "total += loss.item()\n");
+  { std::ofstream(dir / "clean.py") << clean; }
+  { std::ofstream(dir / "notes.txt") << "hello\n"; }
+  std::string tryRepo = "pre-commit try-repo '" + std::string(OOMLINT_SOURCE) + "' oomlint --verbose ";
+  ASSERT_EQ(0, sh(env + "git add leaky.py"));
+  EXPECT_NE(0, sh(env + tryRepo + "> out1.txt 2>&1")) << slurp(dir / "out1.txt");
+  EXPECT_NE(std::string::npos, slurp(dir / "out1.txt").find("OOM101")) << slurp(dir / "out1.txt");
+  ASSERT_EQ(0, sh(env + "git rm -q --cached leaky.py && git add clean.py"));
+  EXPECT_EQ(0, sh(env + tryRepo + "> out2.txt 2>&1")) << slurp(dir / "out2.txt");
+  ASSERT_EQ(0, sh(env + "git rm -q --cached clean.py && git add notes.txt"));
+  EXPECT_EQ(0, sh(env + tryRepo + "> out3.txt 2>&1")) << slurp(dir / "out3.txt");
+  EXPECT_NE(std::string::npos, slurp(dir / "out3.txt").find("no files to check")) << slurp(dir / "out3.txt");
+}
+
+TEST_F(Tools, DebianPackageContainsAWorkingOomlint) {
+  ASSERT_EQ(0, sh("command -v cpack >/dev/null && command -v dpkg-deb >/dev/null"));
+  std::string build = fs::path(OOMLINT_BINARY).parent_path().string();
+  ASSERT_EQ(0, sh("cd '" + build + "' && cpack -G DEB -B '" + dir.string() + "' > '" + (dir / "cpack.log").string() + "' 2>&1"))
+      << slurp(dir / "cpack.log");
+  std::string deb;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".deb") deb = e.path().string();
+  ASSERT_FALSE(deb.empty()) << slurp(dir / "cpack.log");
+  ASSERT_EQ(0, sh("dpkg-deb -x '" + deb + "' '" + (dir / "root").string() + "'"));
+  EXPECT_EQ(0, sh("'" + (dir / "root/usr/bin/oomlint").string() + "' --version > '" + (dir / "v.txt").string() + "'"));
+  EXPECT_EQ(0u, slurp(dir / "v.txt").find("oomlint 0."));
+  EXPECT_TRUE(fs::exists(dir / "root/usr/share/bash-completion/completions/oomlint"));
+  ASSERT_EQ(0, sh("dpkg-deb -f '" + deb + "' Depends > '" + (dir / "deps.txt").string() + "'"));
+  EXPECT_NE(std::string::npos, slurp(dir / "deps.txt").find("libtree-sitter")) << slurp(dir / "deps.txt");
+}
