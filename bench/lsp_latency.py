@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""LSP latency, run by hand: time from a one-line didChange to its publishDiagnostics.
+
+Opens a ~5,000-line training file in `oomlint server` over stdio, then sends N single-line
+incremental edits (alternately introducing and removing a finding) and prints median and p99.
+
+    python3 bench/lsp_latency.py [--server build/oomlint] [--edits 200] [--lines 5000]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+BLOCK = '''
+def train_{i}(model, loader, optimizer, criterion):
+    total = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        out = model(x)
+        loss = criterion(out, y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    return total
+'''
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", default=os.path.join(ROOT, "build", "oomlint"))
+    ap.add_argument("--edits", type=int, default=200)
+    ap.add_argument("--lines", type=int, default=5000)
+    args = ap.parse_args()
+    text = "import torch\n"
+    i = 0
+    while text.count("\n") < args.lines:
+        text += BLOCK.format(i=i)
+        i += 1
+    lines = text.split("\n")
+    target = next(n for n, l in enumerate(lines) if "total += loss.item()" in l)
+    col = lines[target].index("loss.item()")
+
+    p = subprocess.Popen([args.server, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def send(obj):
+        b = json.dumps(obj).encode()
+        p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
+        p.stdin.flush()
+
+    def recv():
+        h = b""
+        while not h.endswith(b"\r\n\r\n"):
+            h += p.stdout.read(1)
+        n = int(h.split(b":")[1].split(b"\r")[0])
+        return json.loads(p.stdout.read(n))
+
+    def wait_diags():
+        while True:
+            m = recv()
+            if m.get("method") == "textDocument/publishDiagnostics":
+                return m["params"]["diagnostics"]
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    recv()
+    uri = "file:///tmp/oomlint_latency.py"
+    send({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+          "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}})
+    wait_diags()
+    times = []
+    leaky = False
+    for v in range(args.edits):
+        if leaky:   # `loss` -> `loss.item()`
+            rng = {"start": {"line": target, "character": col}, "end": {"line": target, "character": col + 4}}
+            new = "loss.item()"
+        else:       # `loss.item()` -> `loss`
+            rng = {"start": {"line": target, "character": col}, "end": {"line": target, "character": col + 11}}
+            new = "loss"
+        t0 = time.perf_counter()
+        send({"jsonrpc": "2.0", "method": "textDocument/didChange",
+              "params": {"textDocument": {"uri": uri, "version": v + 2}, "contentChanges": [{"range": rng, "text": new}]}})
+        d = wait_diags()
+        times.append((time.perf_counter() - t0) * 1000)
+        leaky = not leaky
+        assert (len(d) == 1) == leaky, "diagnostics do not follow the edit"
+    send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+    recv()
+    send({"jsonrpc": "2.0", "method": "exit"})
+    p.wait()
+    times.sort()
+    p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
+    print(f"{text.count(chr(10))} lines, {args.edits} one-line edits: median {statistics.median(times):.2f} ms, "
+          f"p99 {p99:.2f} ms, max {times[-1]:.2f} ms (didChange -> publishDiagnostics)")
+
+
+if __name__ == "__main__":
+    main()
