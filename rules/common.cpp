@@ -122,6 +122,32 @@ std::string indentUnit(const Module& m, NodeId stmt, std::string_view currentInd
   return std::string(best, ' ');
 }
 
+/// The whole lines a statement occupies: [begin, end) without the final newline, its indentation
+/// and line ending. False when something else shares its first line before it, or (with
+/// `aloneAtEnd`) anything but a comment follows it on its last line.
+struct StatementLines {
+  uint32_t begin = 0, end = 0;
+  std::string_view indent;
+  std::string eol = "\n";
+};
+
+bool statementLines(const Module& m, NodeId stmt, bool aloneAtEnd, StatementLines& out) {
+  const Stmt& st = m.stmt(stmt);
+  std::string_view src(m.source);
+  out.begin = lineStart(m, st.span.line);
+  out.indent = src.substr(out.begin, st.span.begin - out.begin);
+  if (!onlyWhitespace(out.indent)) return false;
+  // A trailing comment token may include the `\r` of a CRLF line ending.
+  out.end = std::max(lineEndNoNewline(m, st.span.endLine), st.span.end);
+  uint32_t firstEnd = st.span.line < m.lineStarts.size() ? m.lineStarts[st.span.line] : static_cast<uint32_t>(src.size());
+  out.eol = firstEnd >= 2 && src[firstEnd - 1] == '\n' && src[firstEnd - 2] == '\r' ? "\r\n" : "\n";
+  if (!aloneAtEnd) return true;
+  std::string_view after = src.substr(st.span.end, out.end - st.span.end);
+  size_t k = 0;
+  while (k < after.size() && (after[k] == ' ' || after[k] == '\t')) ++k;
+  return k >= after.size() || after[k] == '#';  // `a(); b()` shares the line
+}
+
 }  // namespace
 
 std::string withMethod(const Module& m, NodeId expr, std::string_view pythonSuffix, std::string_view cppSuffix) {
@@ -181,15 +207,10 @@ bool insertArgument(const Module& m, NodeId call, std::string_view arg, bool fir
 }
 
 bool insertStatementBefore(const Module& m, NodeId stmt, std::string_view text, Edit& out) {
-  const Stmt& st = m.stmt(stmt);
-  std::string_view src(m.source);
-  uint32_t ls = lineStart(m, st.span.line);
-  std::string_view indent = src.substr(ls, st.span.begin - ls);
-  if (!onlyWhitespace(indent)) return false;
-  uint32_t firstEnd = st.span.line < m.lineStarts.size() ? m.lineStarts[st.span.line] : static_cast<uint32_t>(src.size());
-  std::string eol = firstEnd >= 2 && src[firstEnd - 1] == '\n' && src[firstEnd - 2] == '\r' ? "\r\n" : "\n";
-  out.begin = out.end = ls;
-  out.content = std::string(indent) + std::string(text) + eol;
+  StatementLines lines;
+  if (!statementLines(m, stmt, false, lines)) return false;
+  out.begin = out.end = lines.begin;
+  out.content = std::string(lines.indent) + std::string(text) + lines.eol;
   return true;
 }
 
@@ -208,15 +229,8 @@ bool insideContext(const Module& m, NodeId stmt, bool (*matches)(const std::stri
 
 bool removeStatement(const Module& m, NodeId stmt, Edit& out) {
   const Stmt& st = m.stmt(stmt);
-  std::string_view src(m.source);
-  uint32_t ls = lineStart(m, st.span.line);
-  if (!onlyWhitespace(src.substr(ls, st.span.begin - ls))) return false;
-  // A trailing comment token may include the `\r` of a CRLF line ending.
-  uint32_t le = std::max(lineEndNoNewline(m, st.span.endLine), st.span.end);
-  std::string_view after = src.substr(st.span.end, le - st.span.end);
-  size_t k = 0;
-  while (k < after.size() && (after[k] == ' ' || after[k] == '\t')) ++k;
-  if (k < after.size() && after[k] != '#') return false;  // `a(); b()` shares the line
+  StatementLines lines;
+  if (!statementLines(m, stmt, true, lines)) return false;
   List siblings = siblingsOf(m, stmt);
   if (siblings.count <= 1) {
     out.begin = st.span.begin;
@@ -224,8 +238,8 @@ bool removeStatement(const Module& m, NodeId stmt, Edit& out) {
     out.content = m.lang == Lang::Python ? "pass" : "";
     return true;
   }
-  out.begin = ls;
-  out.end = st.span.endLine < m.lineStarts.size() ? m.lineStarts[st.span.endLine] : static_cast<uint32_t>(src.size());
+  out.begin = lines.begin;
+  out.end = st.span.endLine < m.lineStarts.size() ? m.lineStarts[st.span.endLine] : static_cast<uint32_t>(m.source.size());
   out.content.clear();
   return true;
 }
@@ -233,23 +247,17 @@ bool removeStatement(const Module& m, NodeId stmt, Edit& out) {
 bool wrapInWith(const Module& m, NodeId stmt, std::string_view ctx, Edit& out) {
   const Stmt& st = m.stmt(stmt);
   std::string_view src(m.source);
-  uint32_t ls = lineStart(m, st.span.line);
-  std::string_view indent = src.substr(ls, st.span.begin - ls);
-  if (!onlyWhitespace(indent)) return false;
-  uint32_t le = std::max(lineEndNoNewline(m, st.span.endLine), st.span.end);
-  std::string_view after = src.substr(st.span.end, le - st.span.end);
-  size_t k = 0;
-  while (k < after.size() && (after[k] == ' ' || after[k] == '\t')) ++k;
-  if (k < after.size() && after[k] != '#') return false;
+  StatementLines lines;
+  if (!statementLines(m, stmt, true, lines)) return false;
+  uint32_t ls = lines.begin, le = lines.end;
+  std::string_view indent = lines.indent;
   // Re-indenting would change the contents of a string literal that spans lines.
   for (NodeId id = st.firstExpr; id < st.endExpr && id < m.exprs.size(); ++id) {
     const Expr& e = m.exprs[id];
     if (e.kind == ExprKind::String && e.span.line != e.span.endLine) return false;
   }
   std::string unit = indentUnit(m, stmt, indent);
-  std::string eol = "\n";
-  uint32_t firstEnd = st.span.line < m.lineStarts.size() ? m.lineStarts[st.span.line] : static_cast<uint32_t>(src.size());
-  if (firstEnd >= 2 && src[firstEnd - 1] == '\n' && src[firstEnd - 2] == '\r') eol = "\r\n";
+  const std::string& eol = lines.eol;
   std::string text(indent);
   text += "with ";
   text += ctx;

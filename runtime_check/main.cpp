@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
     deviceMeter->synchronize();
   }
 
-  ProbeContext ctx{w, *deviceMeter, *host};
+  ProbeContext ctx{w, *deviceMeter, *host, nullptr};
   std::vector<ProbeResult> results;
   for (const ProbeDef& p : allProbes()) {
     if (!selected.empty() && std::find(selected.begin(), selected.end(), p.code) == selected.end()) continue;

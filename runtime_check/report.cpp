@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "util/bytes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,18 +9,7 @@
 
 namespace oomlint::probe {
 
-std::string humanBytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = std::fabs(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s%.1f %s", b < 0 ? "-" : "", v, units[u]);
-  return buf;
-}
+std::string humanBytes(double b) { return oomlint::humanBytes(b); }
 
 void writeTable(std::ostream& os, const std::vector<ProbeResult>& results, const Provenance& p) {
   os << "device: " << p.device << "   LibTorch " << p.libtorch;

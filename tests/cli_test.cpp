@@ -11,8 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "test_util.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+using testutil::kLeaky;
+using testutil::slurp;
+using testutil::spit;
 
 namespace {
 
@@ -20,19 +26,6 @@ struct Result {
   int rc = -1;
   std::string out, err;
 };
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& s) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out << s;
-}
 
 /// Runs a shell command in `cwd`, capturing stdout and stderr through files.
 Result run(const std::string& args, const fs::path& cwd, const std::string& stdinText = "") {
@@ -52,19 +45,6 @@ Result run(const std::string& args, const fs::path& cwd, const std::string& stdi
   fs::remove(err);
   return r;
 }
-
-const char* kLeaky =
-    "import torch\n"
-    "\n"
-    "def train(model, loader, optimizer, criterion):\n"
-    "    total = 0\n"
-    "    for x, y in loader:\n"
-    "        optimizer.zero_grad()\n"
-    "        loss = criterion(model(x), y)\n"
-    "        loss.backward()\n"
-    "        optimizer.step()\n"
-    "        total += loss\n"
-    "    return total\n";
 
 const char* kClean =
     "import torch\n"

@@ -11,8 +11,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+using testutil::kLeaky;
 
 namespace {
 
@@ -129,19 +133,6 @@ class LspClient {
   bool waited_ = false;
   std::string buf_;
 };
-
-const char* kLeaky =
-    "import torch\n"
-    "\n"
-    "def train(model, loader, optimizer, criterion):\n"
-    "    total = 0\n"
-    "    for x, y in loader:\n"
-    "        optimizer.zero_grad()\n"
-    "        loss = criterion(model(x), y)\n"
-    "        loss.backward()\n"
-    "        optimizer.step()\n"
-    "        total += loss\n"
-    "    return total\n";
 
 std::string applyEdit(const std::string& text, const json& edit) {
   // Line/character (utf-16 == bytes here: ASCII) to offsets.

@@ -8,33 +8,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_util.h"
+
 namespace fs = std::filesystem;
 
+using testutil::kLeaky;
+using testutil::sh;
+using testutil::slurp;
+
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-int sh(const std::string& cmd) {
-  int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-const char* kLeaky =
-    "import torch\n\n"
-    "def train(model, loader, optimizer, criterion):\n"
-    "    total = 0\n"
-    "    for x, y in loader:\n"
-    "        optimizer.zero_grad()\n"
-    "        loss = criterion(model(x), y)\n"
-    "        loss.backward()\n"
-    "        optimizer.step()\n"
-    "        total += loss\n"
-    "    return total\n";
 
 class Tools : public ::testing::Test {
  protected:

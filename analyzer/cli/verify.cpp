@@ -1,5 +1,7 @@
 #include "cli/verify.h"
 
+#include "util/bytes.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,18 +30,7 @@ std::string selfDir() {
   return p.substr(0, p.rfind('/'));
 }
 
-std::string human(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = std::fabs(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s%.1f %s", b < 0 ? "-" : "", v, units[u]);
-  return buf;
-}
+std::string human(double b) { return humanBytes(b); }
 
 /// Sizes the flagged code states: `batch_size=32`, `nn.Linear(512, 2048)`, `% 8 == 0`, `vocab_size = 50257`.
 std::map<std::string, std::pair<long, std::string>> sizesFromSource(const std::string& src) {
