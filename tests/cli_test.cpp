@@ -426,3 +426,32 @@ TEST_F(Cli, UnusedNoqaIsOffByDefaultAndFixable) {
   run("check --extend-select OOM900 --fix a.py", dir);
   EXPECT_EQ(kClean, slurp(dir / "a.py"));
 }
+
+TEST_F(Cli, ResultsCacheIsReusedAndNeverStale) {
+  spit(dir / "a.py", kLeaky);
+  spit(dir / "b.py", kClean);
+  Result first = run("check --output-format concise .", dir);
+  ASSERT_EQ(1, first.rc);
+  ASSERT_TRUE(fs::exists(dir / ".oomlint_cache"));
+  EXPECT_EQ("*\n", slurp(dir / ".oomlint_cache" / ".gitignore"));
+  Result warm = run("check --output-format concise .", dir);
+  EXPECT_EQ(first.out, warm.out);
+  EXPECT_EQ(first.rc, warm.rc);
+  // Same size, same second: only the content hash can tell; the cache must not answer.
+  std::string fixedSameSize = kLeaky;
+  fixedSameSize.replace(fixedSameSize.find("total += loss\n"), 14, "total += 1.0 \n");
+  spit(dir / "a.py", fixedSameSize);
+  Result after = run("check --output-format concise .", dir);
+  EXPECT_EQ(0, after.rc) << after.out;
+  // A corrupt cache is discarded with a warning and the results stay right.
+  for (const auto& e : fs::directory_iterator(dir / ".oomlint_cache"))
+    if (e.path().extension() == ".json") spit(e.path(), "{ not json");
+  spit(dir / "a.py", kLeaky);
+  Result corrupt = run("check --output-format concise .", dir);
+  EXPECT_EQ(first.out, corrupt.out);
+  EXPECT_NE(std::string::npos, corrupt.err.find("corrupt")) << corrupt.err;
+  // --no-cache neither reads nor writes it.
+  fs::remove_all(dir / ".oomlint_cache");
+  EXPECT_EQ(1, run("check --no-cache .", dir).rc);
+  EXPECT_FALSE(fs::exists(dir / ".oomlint_cache"));
+}

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cache/cache.h"
 #include "cli/verify.h"
 #include "cli/walk.h"
 #include "config/config.h"
@@ -59,6 +60,8 @@ struct CheckArgs {
   bool fixOnly = false;
   bool addNoqa = false;
   bool verify = false;
+  bool noCache = false;
+  std::string cacheDir;
   std::string probePath, workloadFile, verifyDevice = "auto";
   unsigned threads = 0;
 };
@@ -156,6 +159,16 @@ int runCheck(const CheckArgs& a) {
       n = std::min<unsigned>(n, static_cast<unsigned>(std::max<size_t>(1, walked.files.size())));
       std::atomic<size_t> next{0};
       std::vector<std::string> fileDiffs(walked.files.size());
+      // The cache serves plain checks only: fixing, diffing and adding noqa always read the file.
+      std::unique_ptr<ResultCache> cache;
+      if (!a.noCache && !fixing && !a.addNoqa) {
+        std::string warning;
+        cache = std::make_unique<ResultCache>(a.cacheDir.empty() ? currentDir() + "/.oomlint_cache" : a.cacheDir, warning);
+        if (!warning.empty()) std::cerr << "oomlint: warning: " << warning << "\n";
+      }
+      std::vector<std::string> selectionKeys(walked.files.size());
+      if (cache)
+        for (size_t i = 0; i < walked.files.size(); ++i) selectionKeys[i] = perFile[i].selection.fingerprint();
       std::atomic<size_t> fixedAtomic{0};
       auto worker = [&] {
         for (size_t i = next++; i < walked.files.size(); i = next++) {
@@ -179,7 +192,16 @@ int runCheck(const CheckArgs& a) {
             continue;
           }
           if (!fixing) {
-            r = checkFile(path, perFile[i]);
+            std::string abs = cache ? absolutePath(path) : std::string();
+            std::vector<Finding> cached;
+            if (cache && cache->lookup(abs, selectionKeys[i], cached)) {
+              r.path = path;
+              r.findings = std::move(cached);
+              if (!r.findings.empty()) readSourceFile(path, r.source);  // output shows source lines
+            } else {
+              r = checkFile(path, perFile[i]);
+              if (cache && !r.ioError) cache->store(abs, selectionKeys[i], r.source, r.findings);
+            }
           } else {
             std::string source;
             std::string err = readSourceFile(path, source);
@@ -216,6 +238,10 @@ int runCheck(const CheckArgs& a) {
       for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
       worker();
       for (auto& t : pool) t.join();
+      if (cache) {
+        std::string warning = cache->save();
+        if (!warning.empty()) std::cerr << "oomlint: warning: " << warning << "\n";
+      }
       for (auto& r : fileResults) results.push_back(std::move(r));
       for (const std::string& d : fileDiffs) diffs += d;
       fixedCount += fixedAtomic;
@@ -372,6 +398,8 @@ int main(int argc, char** argv) {
   check->add_flag("--diff", ca.diff, "Print the fixes as a unified diff; change nothing");
   check->add_flag("--fix-only", ca.fixOnly, "Apply fixes and report nothing else");
   check->add_flag("--add-noqa", ca.addNoqa, "Add `# noqa: CODE` to every line with a finding");
+  check->add_flag("--no-cache", ca.noCache, "Do not read or write the results cache (.oomlint_cache/)");
+  check->add_option("--cache-dir", ca.cacheDir, "Where the results cache lives (default: ./.oomlint_cache)");
   check->add_flag("--verify", ca.verify, "Measure each finding's pattern with oomlint-probe (LibTorch) and print the cost");
   check->add_option("--probe", ca.probePath, "Path of oomlint-probe for --verify");
   check->add_option("--workload", ca.workloadFile, "JSON sizes for --verify (width, depth, batch, seq, vocab, steps, dtype)");

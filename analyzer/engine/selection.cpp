@@ -59,6 +59,15 @@ RuleSelection RuleSelection::without(const std::vector<std::string>& codes) cons
   return copy;
 }
 
+std::string RuleSelection::fingerprint() const {
+  std::string out;
+  for (const std::string& c : enabled_) out += c + ",";
+  std::vector<std::pair<std::string, Severity>> sev(severity_.begin(), severity_.end());
+  std::sort(sev.begin(), sev.end());
+  for (const auto& [c, s] : sev) out += c + "=" + std::to_string(static_cast<int>(s)) + ",";
+  return out;
+}
+
 bool isValidSelector(std::string_view selector) {
   if (selector == "ALL") return true;
   for (const Rule* r : allRules())

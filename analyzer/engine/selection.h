@@ -26,6 +26,8 @@ class RuleSelection {
   bool enabled(std::string_view code) const;
   /// Effective severity (default or overridden by config).
   Severity severityOf(std::string_view code, Severity fallback) const;
+  /// A string that changes whenever the selection or severities change (cache key).
+  std::string fingerprint() const;
   /// Returns a copy with `codes` also ignored (per-file-ignores).
   RuleSelection without(const std::vector<std::string>& codes) const;
 

@@ -1,0 +1,175 @@
+#include "cache/cache.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "version.h"
+
+namespace oomlint {
+namespace {
+
+using nlohmann::json;
+
+int64_t mtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+/// Codes are stored as text; findings point at the rule's static code string.
+std::string_view internCode(const std::string& code) {
+  if (code == kParseErrorCode) return kParseErrorCode;
+  if (code == kIoErrorCode) return kIoErrorCode;
+  const Rule* r = findRule(code);
+  return r ? r->info().code : std::string_view{};
+}
+
+json spanJson(const Span& s) { return json::array({s.begin, s.end, s.line, s.col, s.endLine, s.endCol}); }
+Span spanFrom(const json& j) {
+  Span s;
+  s.begin = j.at(0);
+  s.end = j.at(1);
+  s.line = j.at(2);
+  s.col = j.at(3);
+  s.endLine = j.at(4);
+  s.endCol = j.at(5);
+  return s;
+}
+
+}  // namespace
+
+uint64_t ResultCache::hashContent(const std::string& s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move(dir)) {
+  file_ = dir_ + "/" + std::string(OOMLINT_VERSION) + ".json";
+  std::ifstream in(file_, std::ios::binary);
+  if (!in) return;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json doc = json::parse(ss.str(), nullptr, false);
+  try {
+    if (doc.is_discarded() || !doc.is_object() || doc.value("version", "") != OOMLINT_VERSION) throw std::runtime_error("format");
+    for (const auto& [path, e] : doc.at("files").items()) {
+      Entry entry;
+      entry.selection = e.at("selection");
+      entry.size = e.at("size");
+      entry.mtimeNs = e.at("mtime_ns");
+      entry.inode = e.at("inode");
+      entry.cachedAt = e.at("cached_at");
+      entry.hash = e.at("hash");
+      for (const json& f : e.at("findings")) {
+        Finding fd;
+        fd.code = internCode(f.at("code"));
+        if (fd.code.empty()) throw std::runtime_error("unknown code");
+        fd.message = f.at("message");
+        fd.span = spanFrom(f.at("span"));
+        fd.severity = static_cast<Severity>(f.at("severity").get<int>());
+        if (f.contains("fix")) {
+          const json& x = f["fix"];
+          fd.hasFix = true;
+          fd.fix.applicability = static_cast<Applicability>(x.at("applicability").get<int>());
+          fd.fix.message = x.at("message");
+          for (const json& ed : x.at("edits")) fd.fix.edits.push_back(Edit{ed.at(0), ed.at(1), ed.at(2)});
+        }
+        entry.findings.push_back(std::move(fd));
+      }
+      entries_[path] = std::move(entry);
+    }
+  } catch (const std::exception&) {
+    entries_.clear();
+    warning = "cache " + file_ + " is corrupt; discarding it";
+    dirty_ = true;
+  }
+}
+
+bool ResultCache::lookup(const std::string& absPath, const std::string& selectionKey, std::vector<Finding>& out) {
+  struct stat st {};
+  if (::stat(absPath.c_str(), &st) != 0) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(absPath);
+  if (it == entries_.end()) return false;
+  const Entry& e = it->second;
+  if (e.selection != selectionKey || e.size != st.st_size || e.mtimeNs != mtimeNs(st) || e.inode != static_cast<int64_t>(st.st_ino))
+    return false;
+  // Written within a second of being cached: the mtime cannot tell two versions apart.
+  if (mtimeNs(st) / 1000000000LL >= e.cachedAt - 1) {
+    std::ifstream in(absPath, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (hashContent(ss.str()) != e.hash) return false;
+  }
+  out = e.findings;
+  return true;
+}
+
+void ResultCache::store(const std::string& absPath, const std::string& selectionKey, const std::string& source,
+                        const std::vector<Finding>& findings) {
+  struct stat st {};
+  if (::stat(absPath.c_str(), &st) != 0) return;
+  Entry e;
+  e.selection = selectionKey;
+  e.size = st.st_size;
+  e.mtimeNs = mtimeNs(st);
+  e.inode = static_cast<int64_t>(st.st_ino);
+  e.cachedAt = static_cast<int64_t>(std::time(nullptr));
+  e.hash = hashContent(source);
+  e.findings = findings;
+  for (Finding& f : e.findings) f.measured = MeasuredCost{};
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_[absPath] = std::move(e);
+  dirty_ = true;
+}
+
+std::string ResultCache::save() {
+  if (!dirty_) return {};
+  json files = json::object();
+  for (const auto& [path, e] : entries_) {
+    json fs = json::array();
+    for (const Finding& f : e.findings) {
+      json j = {{"code", std::string(f.code)}, {"message", f.message}, {"span", spanJson(f.span)}, {"severity", static_cast<int>(f.severity)}};
+      if (f.hasFix) {
+        json edits = json::array();
+        for (const Edit& ed : f.fix.edits) edits.push_back(json::array({ed.begin, ed.end, ed.content}));
+        j["fix"] = {{"applicability", static_cast<int>(f.fix.applicability)}, {"message", f.fix.message}, {"edits", edits}};
+      }
+      fs.push_back(std::move(j));
+    }
+    files[path] = {{"selection", e.selection}, {"size", e.size}, {"mtime_ns", e.mtimeNs}, {"inode", e.inode},
+                   {"cached_at", e.cachedAt}, {"hash", e.hash}, {"findings", fs}};
+  }
+  json doc = {{"version", OOMLINT_VERSION}, {"files", files}};
+  if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) return "cannot create " + dir_ + ": " + std::strerror(errno);
+  // A marker that keeps the cache out of version control, as ruff does.
+  std::string gitignore = dir_ + "/.gitignore";
+  if (::access(gitignore.c_str(), F_OK) != 0) std::ofstream(gitignore) << "*\n";
+  std::string tmp = file_ + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return "cannot write " + tmp;
+    std::string text = doc.dump(-1, ' ', false, json::error_handler_t::replace);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out) {
+      ::unlink(tmp.c_str());
+      return "cannot write " + tmp;
+    }
+  }
+  if (::rename(tmp.c_str(), file_.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return "cannot replace " + file_;
+  }
+  return {};
+}
+
+}  // namespace oomlint

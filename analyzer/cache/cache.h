@@ -1,0 +1,45 @@
+#pragma once
+/// The results cache (`.oomlint_cache/` in the working directory, as ruff does): findings per
+/// file, keyed by oomlint's version, the file's rule selection and its metadata (size, mtime,
+/// inode), with a content hash checked when the metadata is ambiguous (a file changed within the
+/// same second it was cached). Written atomically; a corrupt cache is discarded with a warning.
+
+#include <sys/stat.h>
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace oomlint {
+
+class ResultCache {
+ public:
+  /// Loads `dir`/<version>.json if present. `warning` is set when it was unreadable or corrupt.
+  ResultCache(std::string dir, std::string& warning);
+
+  /// Cached findings for `absPath` analysed with `selectionKey`, when still valid.
+  bool lookup(const std::string& absPath, const std::string& selectionKey, std::vector<Finding>& out);
+  void store(const std::string& absPath, const std::string& selectionKey, const std::string& source,
+             const std::vector<Finding>& findings);
+  /// Writes the cache (temporary file + rename inside the cache folder). Returns "" or a warning.
+  std::string save();
+
+  static uint64_t hashContent(const std::string& s);
+
+ private:
+  struct Entry {
+    std::string selection;
+    int64_t size = 0, mtimeNs = 0, inode = 0, cachedAt = 0;
+    uint64_t hash = 0;
+    std::vector<Finding> findings;
+  };
+  std::string dir_, file_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;
+  bool dirty_ = false;
+};
+
+}  // namespace oomlint
