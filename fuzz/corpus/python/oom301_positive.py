@@ -1,0 +1,10 @@
+# OOM301 positive cases.
+import torch
+
+
+def step(model, optimizer, x, y, criterion):
+    optimizer.zero_grad(set_to_none=False)  # expect: OOM301
+    criterion(model(x), y).backward()
+    optimizer.step()
+    model.zero_grad(False)  # expect: OOM301
+    model.zero_grad(set_to_none=False)  # expect: OOM301
