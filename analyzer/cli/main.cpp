@@ -310,7 +310,7 @@ int runCheck(const CheckArgs& a) {
 void printRule(std::ostream& os, const RuleInfo& i) {
   os << "# " << i.name << " (" << i.code << ")\n\n";
   os << "Severity: " << severityName(i.severity) << (i.enabledByDefault ? "" : " (off by default; enable with --extend-select " + std::string(i.code) + ")")
-     << "\nLanguages: " << (i.python ? "Python" : "") << (i.python && i.cpp ? ", " : "") << (i.cpp ? "C++ (LibTorch)" : "")
+     << "\nLanguages: " << (i.python ? "Python" : "") << (i.python && i.cpp ? ", " : "") << (i.cpp ? "C++ (LibTorch: catalogued; this build has no C++ front end yet)" : "")
      << "\nFix: "
      << (i.fix == FixKind::Safe ? "safe" : i.fix == FixKind::Unsafe ? "unsafe (--unsafe-fixes)" : i.fix == FixKind::DisplayOnly ? "display only" : "none")
      << "\nRuntime probe: " << (i.probe ? "yes (oomlint-probe " + std::string(i.code) + ")" : "no") << "\n\n";
