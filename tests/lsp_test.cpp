@@ -113,6 +113,10 @@ class LspClient {
     }
     return nullptr;
   }
+  void closeInput() {
+    ::close(to_);
+    to_ = -1;
+  }
   int wait() {
     int status = 0;
     ::waitpid(pid_, &status, 0);
@@ -277,4 +281,28 @@ TEST(Lsp, ConfigurationIsReadFromTheWorkspaceAndReloaded) {
   c.notify("workspace/didChangeWatchedFiles", {{"changes", json::array({{{"uri", "file://" + (dir / "pyproject.toml").string()}, {"type", 1}}})}});
   EXPECT_EQ(0u, c.diagnosticsFor(uri).size());
   fs::remove_all(dir);
+}
+
+TEST(Lsp, FuzzerFoundInputsAreAnsweredNotCrashedOn) {
+  // Inputs libFuzzer found that crashed the server (fuzz/corpus/lsp/regression-*): a code action
+  // request without a usable range read a missing key through a const json.
+  for (const auto& e : std::filesystem::directory_iterator(std::string(OOMLINT_SOURCE) + "/fuzz/corpus/lsp")) {
+    if (e.path().filename().string().rfind("regression-", 0) != 0) continue;
+    LspClient c;
+    c.initialize();
+    c.raw(testutil::slurp(e.path()));
+    c.closeInput();
+    while (!c.next(2000).is_null()) {
+    }
+    int rc = c.wait();
+    EXPECT_TRUE(rc == 0 || rc == 1) << e.path() << ": the server died instead of exiting (" << rc << ")";
+  }
+  LspClient c;
+  c.initialize();
+  c.request(5, "textDocument/codeAction", {{"textDocument", {{"uri", "file:///nope.py"}}}});
+  json r = c.response(5);
+  EXPECT_TRUE(r.contains("result") || r.contains("error"));
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", "file:///t.py"}, {"languageId", "python"}, {"version", 1}, {"text", testutil::kLeaky}}}});
+  c.request(6, "textDocument/codeAction", {{"textDocument", {{"uri", "file:///t.py"}}}, {"range", 7}});
+  EXPECT_EQ(-32602, c.response(6)["error"]["code"]);
 }

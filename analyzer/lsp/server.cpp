@@ -108,7 +108,10 @@ class Server {
     const std::string method = msg["method"];
     bool isRequest = msg.contains("id");
     json id = isRequest ? msg["id"] : json(nullptr);
-    const json params = msg.value("params", json::object());
+    // Non-const on purpose: nlohmann's const operator[] is undefined for a missing key; the
+    // non-const one yields null, and a wrong type throws (answered as invalid params).
+    json params = msg.value("params", json::object());
+    if (!params.is_object()) params = json::object();
     if (method == "exit") return true;
     if (method == "initialize") {
       initialize(id, params);
@@ -151,7 +154,7 @@ class Server {
     return false;
   }
 
-  void initialize(const json& id, const json& params) {
+  void initialize(const json& id, json& params) {
     if (initialized_) {
       respondError(id, kInvalidRequest, "initialize sent twice");
       return;
@@ -173,7 +176,7 @@ class Server {
                  {"serverInfo", {{"name", "oomlint"}, {"version", OOMLINT_VERSION}}}});
   }
 
-  Document* find(const json& params) {
+  Document* find(json& params) {
     if (!params.contains("textDocument")) return nullptr;
     auto it = docs_.find(params["textDocument"].value("uri", ""));
     return it == docs_.end() ? nullptr : it->second.get();
@@ -246,8 +249,8 @@ class Server {
 
   // ------------------------------------------------------------------ documents
 
-  void didOpen(const json& params) {
-    const json& td = params["textDocument"];
+  void didOpen(json& params) {
+    json& td = params["textDocument"];
     auto d = std::make_unique<Document>();
     d->uri = td["uri"];
     d->path = uriToPath(d->uri);
@@ -259,11 +262,12 @@ class Server {
     analyze(ref);
   }
 
-  void didChange(const json& params) {
+  void didChange(json& params) {
     Document* d = find(params);
     if (!d) return;
     d->version = params["textDocument"].value("version", d->version);
-    for (const json& change : params.value("contentChanges", json::array())) {
+    for (json change : params.value("contentChanges", json::array())) {
+      if (!change.is_object()) continue;
       std::string text = change.value("text", "");
       if (!change.contains("range")) {
         d->text = text;
@@ -340,7 +344,7 @@ class Server {
 
   // ------------------------------------------------------------------ code actions and hover
 
-  json codeActions(const json& params) {
+  json codeActions(json& params) {
     json actions = json::array();
     Document* d = find(params);
     if (!d) return actions;
@@ -404,7 +408,7 @@ class Server {
     return {{"range", rangeOf(d.text, lineEnd, lineEnd)}, {"newText", "  # noqa: " + std::string(f.code)}};
   }
 
-  json hover(const json& params) {
+  json hover(json& params) {
     Document* d = find(params);
     if (!d) return nullptr;
     uint32_t at = offsetOf(*d, params["position"]);
