@@ -145,7 +145,7 @@ bool statementLines(const Module& m, NodeId stmt, bool aloneAtEnd, StatementLine
   std::string_view after = src.substr(st.span.end, out.end - st.span.end);
   size_t k = 0;
   while (k < after.size() && (after[k] == ' ' || after[k] == '\t')) ++k;
-  return k >= after.size() || after[k] == '#';  // `a(); b()` shares the line
+  return k >= after.size() || after[k] == '#' || after.substr(k, 2) == "//";  // `a(); b()` shares the line
 }
 
 }  // namespace
@@ -305,6 +305,18 @@ std::string localName(const Module& m, std::string_view canonical) {
 
 bool mentions(const Module& m, NodeId e, std::string_view key) {
   if (e == kNone || key.empty()) return false;
+  if (m.lang == Lang::Cpp) {
+    // C++ spells paths `a->b`, `this->x` or a bare member `x`: compare the model's paths, over
+    // the expressions nested in `e` (stored before it, within its span).
+    const Expr& x = m.expr(e);
+    NodeId first = x.stmt != kNone ? m.stmt(x.stmt).firstExpr : 0;
+    for (NodeId id = first; id <= e && id < m.exprs.size(); ++id) {
+      const Expr& y = m.exprs[id];
+      if (y.span.begin < x.span.begin || y.span.end > x.span.end) continue;
+      if ((y.kind == ExprKind::Name || y.kind == ExprKind::Attribute) && dottedPath(m, id) == key) return true;
+    }
+    return false;
+  }
   std::string_view t = m.textOf(e);
   for (size_t pos = t.find(key); pos != std::string_view::npos; pos = t.find(key, pos + 1)) {
     bool startOk = pos == 0 || (!isIdentChar(t[pos - 1]) && t[pos - 1] != '.');

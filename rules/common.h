@@ -26,6 +26,12 @@ bool removePositionalArg(const Module& m, NodeId call, uint32_t index, Edit& out
 /// or as the first (`f(a)` -> `f(arg, a)`). False when the call's parentheses cannot be found.
 bool insertArgument(const Module& m, NodeId call, std::string_view arg, bool first, Edit& out);
 
+/// A simple statement rendered for the module's language: C++ adds the `;`.
+inline std::string statementText(const Module& m, std::string text) {
+  if (m.lang == Lang::Cpp) text += ';';
+  return text;
+}
+
 /// Edit inserting a new statement line `text` (without indentation or newline) just before
 /// statement `stmt`, at the same indentation. False when `stmt` shares its first line.
 bool insertStatementBefore(const Module& m, NodeId stmt, std::string_view text, Edit& out);

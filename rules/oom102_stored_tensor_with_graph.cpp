@@ -66,6 +66,11 @@ class Oom102 final : public Rule {
     Store st;
     if (!recognizeStore(f, s, st)) return;
     if (st.concat) return;  // `torch.cat` growth with history is OOM101's accumulation shape
+    // `self.total = self.total + loss` is an accumulation: OOM101 reports it, once.
+    const Expr& v = m.expr(st.value);
+    if (st.attribute && v.kind == ExprKind::BinOp &&
+        (f.pathKey(v.lhs) == f.pathKey(st.container) || f.pathKey(v.rhs) == f.pathKey(st.container)))
+      return;
     if (f.gradMode(s) != GradMode::Enabled) return;
     if (f.value(st.value).history != Tri::Yes) return;
     if (storeOutlivesLoop(f, st, true) == kNone) return;

@@ -94,10 +94,14 @@ class Oom105 final : public Rule {
                                   "`retain_graph=True` keeps this iteration's graph and its saved tensors alive, "
                                   "but no second backward uses them");
     Edit edit;
-    if (removeKeywordArg(m, call, "retain_graph", edit)) {
+    // C++ arguments are positional: only the last written one can go without shifting the others.
+    const Expr& ce = m.expr(call);
+    bool removable = m.lang == Lang::Python ||
+                     (ce.argCount > 0 && m.args[ce.firstArg + ce.argCount - 1].keyword == "retain_graph");
+    if (removable && removeKeywordArg(m, call, "retain_graph", edit)) {
       finding.hasFix = true;
       finding.fix.applicability = Applicability::Unsafe;
-      finding.fix.message = "Remove `retain_graph=True`";
+      finding.fix.message = m.lang == Lang::Python ? "Remove `retain_graph=True`" : "Remove the `retain_graph` argument";
       finding.fix.edits.push_back(edit);
     }
   }

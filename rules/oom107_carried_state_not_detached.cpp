@@ -106,7 +106,7 @@ class Oom107 final : public Rule {
       const Stmt& l = m.stmt(loop);
       if (t.kind == ExprKind::Name && l.body.count > 0) {
         Edit edit;
-        if (insertStatementBefore(m, m.lists[l.body.first], std::string(name) + " = " + std::string(name) + ".detach()", edit)) {
+        if (insertStatementBefore(m, m.lists[l.body.first], statementText(m, std::string(name) + " = " + std::string(name) + ".detach()"), edit)) {
           fd.fix.applicability = Applicability::Unsafe;
           fd.fix.edits.push_back(edit);
         }

@@ -87,7 +87,8 @@ class Oom108 final : public Rule {
       for (uint32_t i = 1; i < m.functions.size(); ++i)
         if (!m.functions[i].isLambda && m.functions[i].name == name && (cls < 0 || m.functions[i].cls == cls)) out.push_back(i);
     };
-    if (a.kind == ExprKind::Name) byName(a.text, -1);
+    if (a.kind == ExprKind::Lambda) out.push_back(a.function);  // C++ `register_hook([&](torch::Tensor g) {...})`
+    else if (a.kind == ExprKind::Name) byName(a.text, -1);
     else if (a.kind == ExprKind::Attribute && m.expr(a.lhs).kind == ExprKind::Name && m.expr(a.lhs).text == "self")
       byName(a.text, m.functions[caller].cls);
     else if (a.kind == ExprKind::Call && m.expr(a.lhs).kind == ExprKind::Name) {
@@ -119,6 +120,8 @@ class Oom108 final : public Rule {
       if (x.kind == ExprKind::Subscript || x.kind == ExprKind::Attribute) {
         e = x.lhs;
       } else if (x.kind == ExprKind::Call && receiverOf(m, e) != kNone && m.canonical(e).empty()) {
+        std::string_view meth = methodName(m, e);
+        if (meth == "item" || meth == "tolist" || meth == "numpy") return false;  // host values
         e = receiverOf(m, e);
       } else {
         return false;

@@ -110,8 +110,17 @@ class Oom201 final : public Rule {
       }
       break;
     }
+    if (m.lang == Lang::Cpp) {
+      // C++: a RAII guard scoped to the rest of the block that holds the evaluation.
+      finding.fix.message = "Insert `torch::NoGradGuard no_grad;` at the start of the evaluation scope";
+      Edit edit;
+      if (!insertStatementBefore(m, wrap, "torch::NoGradGuard no_grad;", edit)) return;
+      finding.fix.applicability = Applicability::Safe;
+      finding.fix.edits.push_back(edit);
+      return;
+    }
     std::string ctxName = localName(m, "torch.no_grad");
-    if (ctxName.empty() || m.lang != Lang::Python) return;
+    if (ctxName.empty()) return;
     Edit edit;
     if (!wrapInWith(m, wrap, ctxName + "()", edit)) return;
     finding.fix.applicability = Applicability::Safe;

@@ -66,7 +66,7 @@ class Oom301 final : public Rule {
     if (!ok) return;
     finding.hasFix = true;
     finding.fix.applicability = Applicability::Unsafe;
-    finding.fix.message = "Use the default `set_to_none=True`";
+    finding.fix.message = m.lang == Lang::Python ? "Use the default `set_to_none=True`" : "Drop the `false`: `zero_grad()` sets gradients to none";
     finding.fix.edits.push_back(edit);
   }
 };

@@ -129,7 +129,7 @@ class Oom303 final : public Rule {
     Edit edit;
     std::string divisor = m.expr(k).kind == ExprKind::Name || m.expr(k).kind == ExprKind::Attribute || m.expr(k).kind == ExprKind::Number
                               ? kText : "(" + kText + ")";
-    if (!insertStatementBefore(m, s, std::string(name) + " = " + std::string(name) + " / " + divisor, edit)) return;
+    if (!insertStatementBefore(m, s, statementText(m, std::string(name) + " = " + std::string(name) + " / " + divisor), edit)) return;
     finding.hasFix = true;
     finding.fix.applicability = Applicability::Unsafe;
     finding.fix.message = "Divide the loss: `" + std::string(name) + " = " + std::string(name) + " / " + divisor + "`";

@@ -81,6 +81,11 @@ class Oom305 final : public Rule {
     finding.hasFix = true;
     finding.fix.applicability = Applicability::Safe;
     finding.fix.message = "Pass only trainable parameters";
+    if (m.lang == Lang::Cpp) {
+      finding.fix.applicability = Applicability::DisplayOnly;
+      finding.fix.message = "Pass only the parameters with requires_grad() to the optimizer";
+      return;
+    }
     finding.fix.edits.push_back(replaceExpr(m, params, "filter(lambda p: p.requires_grad, " + std::string(m.textOf(params)) + ")"));
   }
 
@@ -99,7 +104,7 @@ class Oom305 final : public Rule {
           if (startsWithPath(base, owner) || loopVariableOverParams(f, s, base, owner)) return true;
         }
       }
-      if (st.kind == StmtKind::Expr && methodName(m, st.value) == "requires_grad_" &&
+      if (st.kind == StmtKind::Expr && (methodName(m, st.value) == "requires_grad_" || methodName(m, st.value) == "set_requires_grad") &&
           isFalseLiteral(m, positionalArg(m, st.value, 0))) {
         std::string_view base = f.pathKey(receiverOf(m, st.value));
         if (startsWithPath(base, owner) || loopVariableOverParams(f, s, base, owner)) return true;

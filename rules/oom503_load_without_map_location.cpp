@@ -42,6 +42,10 @@ class Oom503 final : public Rule {
   void onCall(Context& ctx, NodeId call) const override {
     const Module& m = ctx.module();
     if (m.canonical(call) != "torch.load") return;
+    if (m.lang == Lang::Cpp) {
+      checkCpp(ctx, call);
+      return;
+    }
     if (keywordArg(m, call, "map_location") != kNone || keywordArg(m, call, "**") != kNone) return;
     if (positionalArg(m, call, 1) != kNone || positionalArg(m, call, 0) == kNone) return;  // map_location given positionally
     // `torch.load(io.BytesIO(data))` round-trips bytes this process serialised: restoring the
@@ -56,6 +60,22 @@ class Oom503 final : public Rule {
     f.hasFix = true;
     f.fix.applicability = Applicability::Unsafe;
     f.fix.message = "Pass `map_location=\"cpu\"`";
+    f.fix.edits.push_back(edit);
+  }
+
+ private:
+  /// C++ `torch::load(value, path)`: the device is the third argument.
+  static void checkCpp(Context& ctx, NodeId call) {
+    const Module& m = ctx.module();
+    if (m.expr(call).argCount != 2) return;
+    Finding& f = ctx.report(kInfo, m.expr(call).span,
+                            "`torch::load` without a device puts GPU-saved tensors back on the device they were saved "
+                            "from (usually cuda:0, for every rank)");
+    Edit edit;
+    if (!insertArgument(m, call, "torch::kCPU", false, edit)) return;
+    f.hasFix = true;
+    f.fix.applicability = Applicability::Unsafe;
+    f.fix.message = "Pass the device: `torch::kCPU`";
     f.fix.edits.push_back(edit);
   }
 };

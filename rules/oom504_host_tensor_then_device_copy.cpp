@@ -77,10 +77,14 @@ class Oom504 final : public Rule {
     bool det = deterministicFactory(name), rnd = randomFactory(name);
     if (!det && !rnd) return;
     if (keywordArg(m, factory, "device") != kNone || keywordArg(m, factory, "**") != kNone) return;
+    // C++ factories take the device inside their TensorOptions argument: with options already
+    // written (a dtype, say) the merge is the user's call; stay silent.
+    bool cpp = m.lang == Lang::Cpp;
+    if (cpp && keywordArg(m, factory, "options") != kNone) return;
     std::string deviceText;
     if (meth == "cuda") {
       if (m.expr(call).argCount > 0) return;  // `.cuda(i)`: keep it simple and silent
-      deviceText = "\"cuda\"";
+      deviceText = cpp ? "torch::kCUDA" : "\"cuda\"";
     } else {
       if (m.expr(call).argCount != 1) return;
       NodeId dev = positionalArg(m, call, 0);
@@ -91,14 +95,15 @@ class Oom504 final : public Rule {
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   "`" + fc + "` allocates on the host and is then copied to the GPU; create it there with `device=`");
     Edit toFactory;
-    if (!insertArgument(m, factory, "device=" + deviceText, false, toFactory)) return;
+    if (!insertArgument(m, factory, (cpp ? "" : "device=") + deviceText, false, toFactory)) return;
     // Replace the whole `factory(...).to(dev)` with `factory(..., device=dev)`.
     std::string factoryText(m.textOf(factory));
     uint32_t rel = toFactory.begin - m.expr(factory).span.begin;
     factoryText.insert(rel, toFactory.content);
     finding.hasFix = true;
     finding.fix.applicability = det ? Applicability::Safe : Applicability::Unsafe;
-    finding.fix.message = "Pass `device=" + deviceText + "` to `" + std::string(name) + "`";
+    finding.fix.message = cpp ? "Pass `" + deviceText + "` as the options of `torch::" + std::string(name) + "`"
+                              : "Pass `device=" + deviceText + "` to `" + std::string(name) + "`";
     finding.fix.edits.push_back(replaceExpr(m, call, factoryText));
   }
 };

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cpp/loader.h"
 #include "cache/cache.h"
 #include "cli/verify.h"
 #include "cli/walk.h"
@@ -62,6 +63,7 @@ struct CheckArgs {
   bool verify = false;
   bool noCache = false;
   std::string cacheDir;
+  std::string buildPath;  // -p: compile_commands.json folder for C++ files
   std::string probePath, workloadFile, verifyDevice = "auto";
   unsigned threads = 0;
 };
@@ -72,6 +74,7 @@ std::string currentDir() {
 }
 
 int runCheck(const CheckArgs& a) {
+  cpp::configure(cpp::Settings{a.buildPath});
   report::Format format;
   if (!report::parseFormat(a.format, format)) {
     std::cerr << "oomlint: error: unknown output format `" << a.format << "` (full, concise, json, sarif, github, gitlab, junit)\n";
@@ -168,7 +171,11 @@ int runCheck(const CheckArgs& a) {
       }
       std::vector<std::string> selectionKeys(walked.files.size());
       if (cache)
-        for (size_t i = 0; i < walked.files.size(); ++i) selectionKeys[i] = perFile[i].selection.fingerprint();
+        for (size_t i = 0; i < walked.files.size(); ++i) {
+          selectionKeys[i] = perFile[i].selection.fingerprint();
+          // C++ findings also depend on which compile_commands.json was asked for.
+          if (isCppPath(walked.files[i])) selectionKeys[i] += "|p=" + a.buildPath;
+        }
       std::atomic<size_t> fixedAtomic{0};
       auto worker = [&] {
         for (size_t i = next++; i < walked.files.size(); i = next++) {
@@ -200,7 +207,7 @@ int runCheck(const CheckArgs& a) {
               if (!r.findings.empty()) readSourceFile(path, r.source);  // output shows source lines
             } else {
               r = checkFile(path, perFile[i]);
-              if (cache && !r.ioError) cache->store(abs, selectionKeys[i], r.source, r.findings);
+              if (cache && !r.ioError && r.skippedReason.empty()) cache->store(abs, selectionKeys[i], r.source, r.findings);
             }
           } else {
             std::string source;
@@ -310,7 +317,7 @@ int runCheck(const CheckArgs& a) {
 void printRule(std::ostream& os, const RuleInfo& i) {
   os << "# " << i.name << " (" << i.code << ")\n\n";
   os << "Severity: " << severityName(i.severity) << (i.enabledByDefault ? "" : " (off by default; enable with --extend-select " + std::string(i.code) + ")")
-     << "\nLanguages: " << (i.python ? "Python" : "") << (i.python && i.cpp ? ", " : "") << (i.cpp ? "C++ (LibTorch: catalogued; this build has no C++ front end yet)" : "")
+     << "\nLanguages: " << (i.python ? "Python" : "") << (i.python && i.cpp ? ", " : "") << (i.cpp ? "C++ (LibTorch)" : "")
      << "\nFix: "
      << (i.fix == FixKind::Safe ? "safe" : i.fix == FixKind::Unsafe ? "unsafe (--unsafe-fixes)" : i.fix == FixKind::DisplayOnly ? "display only" : "none")
      << "\nRuntime probe: " << (i.probe ? "yes (oomlint-probe " + std::string(i.code) + ")" : "no") << "\n\n";
@@ -399,6 +406,8 @@ int main(int argc, char** argv) {
   check->add_flag("--fix-only", ca.fixOnly, "Apply fixes and report nothing else");
   check->add_flag("--add-noqa", ca.addNoqa, "Add `# noqa: CODE` to every line with a finding");
   check->add_flag("--no-cache", ca.noCache, "Do not read or write the results cache (.oomlint_cache/)");
+  check->add_option("-p,--build-path", ca.buildPath,
+                    "C++: folder holding compile_commands.json (default: searched in the file's parent folders)");
   check->add_option("--cache-dir", ca.cacheDir, "Where the results cache lives (default: ./.oomlint_cache)");
   check->add_flag("--verify", ca.verify, "Measure each finding's pattern with oomlint-probe (LibTorch) and print the cost");
   check->add_option("--probe", ca.probePath, "Path of oomlint-probe for --verify");

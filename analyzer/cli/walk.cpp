@@ -92,7 +92,7 @@ bool exists(const std::string& p) {
 
 }  // namespace
 
-bool isCheckedExtension(const std::string& name) { return isPythonPath(name); }
+bool isCheckedExtension(const std::string& name) { return isPythonPath(name) || isCppPath(name); }
 
 std::string absolutePath(const std::string& path) {
   std::string p = path;

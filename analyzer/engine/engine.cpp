@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include "cpp/loader.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -138,7 +140,7 @@ std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts) {
   size_t bad = firstInvalidUtf8(m.source);
   if (bad != std::string_view::npos)
     findings.push_back(engineFinding(kParseErrorCode, spanAt(m, static_cast<uint32_t>(bad)),
-                                     "invalid UTF-8 at byte " + std::to_string(bad) + "; Python source must be UTF-8"));
+                                     "invalid UTF-8 at byte " + std::to_string(bad) + (m.lang == Lang::Python ? "; Python source must be UTF-8" : "; oomlint reads C++ sources as UTF-8")));
   if (!m.syntaxIssues.empty()) findings.push_back(engineFinding(kParseErrorCode, m.syntaxIssues.front().span, m.syntaxIssues.front().message));
   if (m.truncatedDepth) {
     Span s;
@@ -172,10 +174,25 @@ FileResult checkSource(const std::string& path, std::string source, const CheckO
   result.path = path;
   result.lang = Lang::Python;
   if (isCppPath(path)) {
-    // LibTorch C++ needs the Clang front end, which this build does not include: say so on
-    // stderr (once per file) instead of misreading C++ as Python.
+    // LibTorch C++: the Clang front end, loaded on first use. When it is missing or Clang cannot
+    // run with the file's flags, say so (never misread C++ as Python).
     result.lang = Lang::Cpp;
-    result.skippedReason = "C++ analysis is not built into this oomlint; " + path + " was not checked";
+    // Rules speak only about LibTorch code: a C++ file that never names torch, ATen or c10 has
+    // nothing to find, and skipping Clang for it keeps mixed repositories fast.
+    if (source.find("torch") == std::string::npos && source.find("ATen") == std::string::npos &&
+        source.find("c10") == std::string::npos) {
+      result.source = std::move(source);
+      return result;
+    }
+    std::string error;
+    std::unique_ptr<Module> module = cpp::parse(path, source, error);
+    if (!module) {
+      result.skippedReason = error + "; " + path + " was not checked";
+      result.source = std::move(source);
+      return result;
+    }
+    result.findings = analyzeModule(*module, opts);
+    result.source = std::move(module->source);
     return result;
   }
   // NUL bytes: not source code. CPython refuses such files too.

@@ -120,6 +120,14 @@ class FactsBuilder {
     f_.fnStmts_.assign(nf, {});
     f_.stmtCalls_.assign(ns, {});
     f_.fileMentionsCuda_ = m_.source.find("cuda") != std::string::npos;
+    if (m_.lang == Lang::Cpp) {
+      f_.cppKeys_.assign(ne, {});
+      for (NodeId e = 0; e < ne; ++e)
+        if (m_.expr(e).kind == ExprKind::Attribute) {
+          std::string key = dottedPath(m_, e);
+          if (!key.empty()) f_.cppKeys_[e] = f_.cppKeyText_.emplace_back(std::move(key));
+        }
+    }
 
     for (NodeId s = 0; s < ns; ++s) {
       const Stmt& st = m_.stmt(s);
@@ -1098,6 +1106,7 @@ std::string_view Facts::pathKey(NodeId e) const {
   const Expr& x = m_.expr(e);
   if (x.kind == ExprKind::Name) return x.text;
   if (x.kind != ExprKind::Attribute) return {};
+  if (m_.lang == Lang::Cpp) return cppKeys_[e];
   // The source text of a plain dotted chain is its own key (no spaces, no calls).
   for (NodeId p = x.lhs; p != kNone; p = m_.expr(p).lhs) {
     const Expr& px = m_.expr(p);
@@ -1191,6 +1200,7 @@ bool Facts::isGpuDeviceExpr(NodeId e) const {
   if (e == kNone) return false;
   const Expr& x = m_.expr(e);
   if (x.kind == ExprKind::String) return m_.textOf(e).find("cuda") != std::string_view::npos;
+  if (m_.canonical(e) == "torch.kCUDA") return true;  // C++ torch::kCUDA
   if (x.kind == ExprKind::Call) {
     const std::string& canon = m_.canonical(e);
     if (canon == "torch.device") return isGpuDeviceExpr(positionalArg(m_, e, 0)) || m_.textOf(e).find("cuda") != std::string_view::npos;

@@ -5,6 +5,7 @@
 /// a finding that rests on a guess teaches users to ignore the tool.
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -129,6 +130,9 @@ class Facts {
   std::unordered_set<std::string_view> modulesOnGpu_;
   std::unordered_map<std::string_view, std::vector<uint32_t>> functionsByName_;
   bool fileMentionsCuda_ = false;
+  /// C++ spells paths `a->b` or a bare member: keys are the model's dotted paths, kept here.
+  std::deque<std::string> cppKeyText_;
+  std::vector<std::string_view> cppKeys_;
 
   friend class FactsBuilder;
 };

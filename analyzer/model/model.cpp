@@ -46,7 +46,7 @@ NodeId positionalArg(const Module& m, NodeId call, uint32_t index) {
   const Expr& c = m.expr(call);
   uint32_t seen = 0;
   for (const Arg& a : argsOf(m, c)) {
-    if (!a.keyword.empty()) continue;
+    if (!a.keyword.empty() && m.lang == Lang::Python) continue;
     if (seen++ == index) return a.value;
   }
   return kNone;

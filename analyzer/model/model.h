@@ -7,6 +7,7 @@
 /// a 10k-line file costs a handful of allocations, and ids stay valid while the model grows.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -150,6 +151,9 @@ struct Module {
   std::vector<Comment> comments;
   std::vector<uint32_t> lineStarts;  // byte offset of each line's start
   std::vector<std::string> names{std::string()};  // canonical dotted names; [0] = unresolved
+  /// Text a front end made up (C++ `self` for `this`, names spelled in a macro): deque keeps
+  /// each string where it is, so string_views into it stay valid.
+  std::deque<std::string> ownedText;
 
   /// Local name -> dotted module path it was imported as (`F` -> `torch.nn.functional`).
   std::unordered_map<std::string_view, std::string> imports;
@@ -176,6 +180,7 @@ struct Module {
   const NodeId* listBegin(List l) const { return lists.data() + l.first; }
   const NodeId* listEnd(List l) const { return lists.data() + l.first + l.count; }
   std::string_view lineText(uint32_t line) const;
+  std::string_view own(std::string s) { return ownedText.emplace_back(std::move(s)); }
   /// Line (1-based) of a byte offset.
   uint32_t lineOf(uint32_t offset) const;
 };
@@ -204,7 +209,8 @@ std::string_view methodName(const Module& m, NodeId call);
 NodeId receiverOf(const Module& m, NodeId call);
 /// Simple callee name: `foo(...)` -> "foo", `a.b.foo(...)` -> "foo".
 std::string_view calleeName(const Module& m, NodeId call);
-/// The positional argument at `index`, or kNone.
+/// The positional argument at `index`, or kNone. C++ arguments are positional and also carry
+/// their parameter's name as keyword (so `backward({}, true)` answers keywordArg "retain_graph").
 NodeId positionalArg(const Module& m, NodeId call, uint32_t index);
 /// The keyword argument `name`, or kNone.
 NodeId keywordArg(const Module& m, NodeId call, std::string_view name);

@@ -1,0 +1,313 @@
+// The Clang front end, built as liboomlint-cpp.so and loaded by oomlint on its first C++ file.
+//
+// A file is parsed with its real flags when a compile_commands.json covers it (`-p DIR`, or found in
+// a parent folder as clang-tidy does). Otherwise oomlint's bundled declarations of the LibTorch API
+// (analyzer/cpp/include/torch/torch.h, embedded here) stand in for <torch/torch.h> and friends. In
+// both modes an #include that cannot be found is replaced by an empty file instead of ending the
+// parse, so one missing project header does not cost the whole file's analysis.
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticIDs.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/FrontendAction.h>
+#include <clang/Lex/PPCallbacks.h>
+#include <clang/Lex/Preprocessor.h>
+#include <clang/Tooling/CompilationDatabase.h>
+#include <clang/Tooling/Tooling.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/VirtualFileSystem.h>
+
+#include <array>
+#include <mutex>
+
+#include "cpp/lower.h"
+#include "cpp/plugin_api.h"
+
+namespace oomlint::cpp {
+namespace {
+
+#include "bundled_torch_header.inc"  // kBundledTorchHeader: the text of analyzer/cpp/include/torch/torch.h
+
+constexpr const char* kBundledDir = "/oomlint-bundled/include";
+constexpr const char* kMissingDir = "/oomlint-missing";
+
+/// Header names a LibTorch program includes; in bundled mode each one is the stand-in.
+constexpr std::array<const char*, 19> kTorchHeaders = {
+    "torch/script.h", "torch/nn.h", "torch/optim.h", "torch/data.h", "torch/cuda.h", "torch/serialize.h",
+    "torch/all.h", "torch/extension.h", "torch/nn/functional.h", "torch/nn/module.h", "torch/utils.h",
+    "torch/autograd.h", "ATen/ATen.h", "ATen/autocast_mode.h", "c10/cuda/CUDACachingAllocator.h",
+    "c10/core/Device.h", "c10/cuda/CUDAFunctions.h", "ATen/cuda/CUDAContext.h", "torch/types.h"};
+
+void computeLineStarts(Module& m) {
+  m.lineStarts.clear();
+  m.lineStarts.push_back(0);
+  for (size_t i = 0; i < m.source.size(); ++i)
+    if (m.source[i] == '\n') m.lineStarts.push_back(static_cast<uint32_t>(i + 1));
+}
+
+/// Comments that may carry suppressions (NOLINT..., noqa, oomlint:), found by a small scanner
+/// that skips string and character literals.
+void collectDirectiveComments(Module& m) {
+  const std::string& s = m.source;
+  size_t i = 0;
+  auto keep = [&](size_t b, size_t e) {
+    std::string_view text(s.data() + b, e - b);
+    if (text.find("NOLINT") == std::string_view::npos && text.find("noqa") == std::string_view::npos &&
+        text.find("NOQA") == std::string_view::npos && text.find("oomlint:") == std::string_view::npos)
+      return;
+    Comment c;
+    c.begin = static_cast<uint32_t>(b);
+    c.end = static_cast<uint32_t>(e);
+    c.line = m.lineOf(c.begin);
+    m.comments.push_back(c);
+  };
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      size_t e = s.find('\n', i);
+      if (e == std::string::npos) e = s.size();
+      size_t end = e;
+      if (end > i && s[end - 1] == '\r') --end;
+      keep(i, end);
+      i = e;
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      size_t e = s.find("*/", i + 2);
+      e = e == std::string::npos ? s.size() : e + 2;
+      keep(i, e);
+      i = e;
+    } else if (c == 'R' && i + 1 < s.size() && s[i + 1] == '"') {
+      // Raw string R"delim( ... )delim".
+      size_t open = s.find('(', i + 2);
+      if (open == std::string::npos || open - i > 20) {
+        ++i;
+        continue;
+      }
+      std::string close = ")" + s.substr(i + 2, open - i - 2) + "\"";
+      size_t e = s.find(close, open);
+      i = e == std::string::npos ? s.size() : e + close.size();
+    } else if (c == '"' || c == '\'') {
+      // A digit separator (1'000) is not a character literal.
+      if (c == '\'' && i > 0 && std::isalnum(static_cast<unsigned char>(s[i - 1]))) {
+        ++i;
+        continue;
+      }
+      ++i;
+      while (i < s.size() && s[i] != c && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
+      ++i;
+    } else {
+      ++i;
+    }
+  }
+}
+
+/// Keeps the first syntax error of the main file; semantic errors are expected in bundled mode
+/// (the stand-in header does not declare everything) and say nothing about the user's code.
+class FirstSyntaxError : public clang::DiagnosticConsumer {
+ public:
+  explicit FirstSyntaxError(Module& m) : m_(m), debug_(std::getenv("OOMLINT_DEBUG_CLANG") != nullptr) {}
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
+    clang::DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (debug_ && level >= clang::DiagnosticsEngine::Warning) {
+      llvm::SmallString<128> text;
+      info.FormatDiagnostic(text);
+      std::string where = info.hasSourceManager() ? info.getLocation().printToString(info.getSourceManager()) : "";
+      llvm::errs() << "clang: " << where << ": " << text << "\n";
+    }
+    if (level < clang::DiagnosticsEngine::Error || !m_.syntaxIssues.empty() || !info.hasSourceManager()) return;
+    unsigned category = clang::DiagnosticIDs::getCategoryNumberForDiag(info.getID());
+    if (clang::DiagnosticIDs::getCategoryNameFromID(category) != llvm::StringRef("Parse Issue")) return;
+    const clang::SourceManager& sm = info.getSourceManager();
+    clang::SourceLocation loc = sm.getFileLoc(info.getLocation());
+    if (!sm.isWrittenInMainFile(loc)) return;
+    llvm::SmallString<128> text;
+    info.FormatDiagnostic(text);
+    SyntaxIssue issue;
+    uint32_t off = sm.getFileOffset(loc);
+    issue.span.begin = issue.span.end = off;
+    issue.span.line = m_.lineOf(off);
+    issue.span.col = off - m_.lineStarts[issue.span.line - 1];
+    issue.span.endLine = issue.span.line;
+    issue.span.endCol = issue.span.col;
+    issue.message = "C++ syntax error: " + std::string(text.str());
+    m_.syntaxIssues.push_back(issue);
+  }
+
+ private:
+  Module& m_;
+  bool debug_;
+};
+
+/// Turns a missing #include into an empty header (or, for LibTorch names, the stand-in).
+class MissingIncludes : public clang::PPCallbacks {
+ public:
+  explicit MissingIncludes(llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs) : fs_(std::move(fs)) {}
+  bool FileNotFound(llvm::StringRef name, llvm::SmallVectorImpl<char>& recovery) override {
+    if (name.empty() || name.startswith("/") || name.contains("..")) return false;
+    bool torch = name.startswith("torch/") || name.startswith("ATen/") || name.startswith("c10/");
+    std::string path = std::string(kMissingDir) + "/" + name.str();
+    fs_->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(torch ? "#include <torch/torch.h>\n" : ""));
+    recovery.assign(kMissingDir, kMissingDir + std::strlen(kMissingDir));
+    return true;
+  }
+
+ private:
+  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
+};
+
+class LowerConsumer : public clang::ASTConsumer {
+ public:
+  explicit LowerConsumer(Module& m) : m_(m) {}
+  void HandleTranslationUnit(clang::ASTContext& ctx) override { lowerTranslationUnit(ctx, m_); }
+
+ private:
+  Module& m_;
+};
+
+class LowerAction : public clang::ASTFrontendAction {
+ public:
+  LowerAction(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs) : m_(m), fs_(std::move(fs)) {}
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
+    return std::make_unique<LowerConsumer>(m_);
+  }
+  bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
+    ci.getPreprocessor().addPPCallbacks(std::make_unique<MissingIncludes>(fs_));
+    return true;
+  }
+
+ private:
+  Module& m_;
+  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
+};
+
+class LowerActionFactory : public clang::tooling::FrontendActionFactory {
+ public:
+  LowerActionFactory(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs) : m_(m), fs_(std::move(fs)) {}
+  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<LowerAction>(m_, fs_); }
+
+ private:
+  Module& m_;
+  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
+};
+
+std::string absolutePath(const std::string& path) {
+  llvm::SmallString<256> abs(path);
+  llvm::sys::fs::make_absolute(abs);
+  llvm::sys::path::remove_dots(abs, true);
+  return std::string(abs.str());
+}
+
+bool isHeaderPath(llvm::StringRef path) {
+  return path.endswith(".h") || path.endswith(".hpp") || path.endswith(".hh") || path.endswith(".cuh");
+}
+
+/// The compile command for `file`, or none.
+std::unique_ptr<clang::tooling::CompilationDatabase> findDatabase(const std::string& file, const std::string& buildDir,
+                                                                  std::string& error) {
+  std::unique_ptr<clang::tooling::CompilationDatabase> db;
+  if (!buildDir.empty()) {
+    db = clang::tooling::CompilationDatabase::loadFromDirectory(buildDir, error);
+    if (!db) error = "cannot load compile_commands.json from " + buildDir + ": " + error;
+  } else {
+    std::string ignored;
+    db = clang::tooling::CompilationDatabase::autoDetectFromSource(file, ignored);
+  }
+  if (!db) return nullptr;
+  if (db->getCompileCommands(file).empty()) db = clang::tooling::inferMissingCompileCommands(std::move(db));
+  if (db->getCompileCommands(file).empty()) return nullptr;
+  return db;
+}
+
+/// Debugging aid (OOMLINT_DUMP_MODEL=1): the lowered statements and expressions.
+void dumpModel(const Module& m) {
+  static const char* kExpr[] = {"Name", "Attribute", "Call", "Subscript", "BinOp", "UnaryOp", "Compare", "BoolOp",
+                                "Number", "String", "Bool", "None", "Container", "Lambda", "Conditional", "Other"};
+  static const char* kStmt[] = {"Expr", "Assign", "AugAssign", "For", "While", "If", "With", "Try", "Return", "Delete",
+                                "FunctionDef", "ClassDef", "Import", "Break", "Continue", "Raise", "Pass", "Other"};
+  for (size_t i = 0; i < m.stmts.size(); ++i) {
+    const Stmt& s = m.stmts[i];
+    llvm::errs() << "stmt " << i << " " << kStmt[static_cast<int>(s.kind)] << " line " << s.span.line << "-" << s.span.endLine
+                 << " fn " << s.function << " parent " << static_cast<int>(s.parent) << " target " << static_cast<int>(s.target)
+                 << " value " << static_cast<int>(s.value) << "\n";
+  }
+  for (size_t i = 0; i < m.exprs.size(); ++i) {
+    const Expr& e = m.exprs[i];
+    llvm::errs() << "expr " << i << " " << kExpr[static_cast<int>(e.kind)] << " '" << e.text << "' [" << m.textOf(e.span)
+                 << "] canon=" << m.names[e.canonical] << " lhs " << static_cast<int>(e.lhs) << " stmt " << static_cast<int>(e.stmt);
+    for (uint32_t a = 0; a < e.argCount; ++a)
+      llvm::errs() << " " << m.args[e.firstArg + a].keyword << "=" << m.args[e.firstArg + a].value;
+    llvm::errs() << "\n";
+  }
+}
+
+}  // namespace
+}  // namespace oomlint::cpp
+
+extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(const oomlint::cpp::ParseRequest& req,
+                                                                             oomlint::cpp::ParseResult& res) {
+  using namespace oomlint;
+  using namespace oomlint::cpp;
+  auto m = std::make_unique<Module>();
+  m->lang = Lang::Cpp;
+  m->path = req.path;
+  m->source = req.source;
+  computeLineStarts(*m);
+  collectDirectiveComments(*m);
+
+  std::string file = absolutePath(req.path.empty() || req.path == "-" ? "stdin.cpp" : req.path);
+  std::string dbError;
+  std::unique_ptr<clang::tooling::CompilationDatabase> db = findDatabase(file, req.buildDir, dbError);
+  if (!dbError.empty() && !db) {
+    res.error = dbError;
+    return;
+  }
+  bool bundled = db == nullptr;
+  res.mode = bundled ? "bundled" : "compile_commands";
+  if (bundled) {
+    std::vector<std::string> flags = {"-std=c++17"};
+    if (llvm::StringRef(file).endswith(".cu") || llvm::StringRef(file).endswith(".cuh"))
+      flags.insert(flags.end(), {"-D__global__=", "-D__device__=", "-D__host__=", "-D__shared__=", "-D__CUDACC__"});
+    db = std::make_unique<clang::tooling::FixedCompilationDatabase>(".", flags);
+  }
+
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  memory->addFile(std::string(kBundledDir) + "/torch/torch.h", 0, llvm::MemoryBuffer::getMemBuffer(kBundledTorchHeader));
+  for (const char* name : kTorchHeaders)
+    memory->addFile(std::string(kBundledDir) + "/" + name, 0, llvm::MemoryBuffer::getMemBuffer("#include <torch/torch.h>\n"));
+  memory->addFile(std::string(kMissingDir) + "/.keep", 0, llvm::MemoryBuffer::getMemBuffer(""));
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+  overlay->pushOverlay(memory);
+
+  clang::tooling::ClangTool tool(*db, {file}, std::make_shared<clang::PCHContainerOperations>(), overlay);
+  tool.mapVirtualFile(file, m->source);
+  std::vector<std::string> extra = {"-fsyntax-only", "-w", "-ferror-limit=0", "-Qunused-arguments", "-fno-caret-diagnostics",
+                                    "-Wno-unknown-warning-option", "-resource-dir=" OOMLINT_CLANG_RESOURCE_DIR};
+  if (isHeaderPath(file)) extra.insert(extra.end(), {"-x", "c++-header"});
+  tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(extra, clang::tooling::ArgumentInsertPosition::END));
+  // Bundled mode: the stand-in wins over any LibTorch headers on the default paths (a partial
+  // install would otherwise mix both). With real flags it only fills in for missing headers.
+  std::vector<std::string> include = bundled ? std::vector<std::string>{"-I", kBundledDir}
+                                             : std::vector<std::string>{"-idirafter", kBundledDir};
+  tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(include, clang::tooling::ArgumentInsertPosition::BEGIN));
+  FirstSyntaxError diagnostics(*m);
+  tool.setDiagnosticConsumer(&diagnostics);
+  tool.setPrintErrorMessage(false);
+  LowerActionFactory factory(*m, memory);
+  tool.run(&factory);
+  if (m->functions.empty()) {
+    // Clang could not run (bad flags in compile_commands.json): say so, do not guess.
+    res.error = "Clang could not parse " + req.path + (bundled ? std::string() : " with its compile_commands.json flags");
+    return;
+  }
+  for (const auto& name : m->names)
+    if (name.rfind("torch.", 0) == 0) {
+      m->importsTorch = true;
+      break;
+    }
+  if (!m->importsTorch) m->importsTorch = m->source.find("<torch/") != std::string::npos || m->source.find("<ATen/") != std::string::npos;
+  if (std::getenv("OOMLINT_DUMP_MODEL")) dumpModel(*m);
+  res.module = std::move(m);
+}

@@ -1,0 +1,757 @@
+// oomlint's stand-in for LibTorch's <torch/torch.h>.
+//
+// Parsing the real LibTorch headers takes Clang seconds per file. oomlint's rules only need calls to
+// resolve to their qualified names (torch::zeros, at::Tensor::backward, torch::nn::Module ...), the
+// parameter names of the calls they read (retain_graph, set_to_none, device), and enough types for
+// Clang to pick the right overloads. This header declares that surface, in the same namespaces as
+// LibTorch, so that a training file analysed without its build flags lowers the same way as with them.
+// Nothing here is ever compiled into a program: declarations only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace c10 {
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1, Meta = 2 };
+constexpr DeviceType kCPU = DeviceType::CPU;
+constexpr DeviceType kCUDA = DeviceType::CUDA;
+enum class ScalarType : int8_t { Byte, Char, Short, Int, Long, Half, Float, Double, Bool, BFloat16 };
+template <class T> using optional = std::optional<T>;
+constexpr std::nullopt_t nullopt = std::nullopt;
+enum class Layout : int8_t { Strided, Sparse };
+enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast };
+
+struct Device {
+  Device(DeviceType type, int8_t index = -1);
+  Device(const std::string& device_string);
+  Device(const char* device_string);
+  bool is_cuda() const;
+  bool is_cpu() const;
+  DeviceType type() const;
+  int8_t index() const;
+  std::string str() const;
+};
+
+struct Scalar {
+  Scalar(int v);
+  Scalar(long v);
+  Scalar(long long v);
+  Scalar(unsigned long v);
+  Scalar(float v);
+  Scalar(double v);
+  Scalar(bool v);
+  template <class T> T to() const;
+  double toDouble() const;
+  float toFloat() const;
+  int64_t toLong() const;
+};
+
+struct IntArrayRef {
+  IntArrayRef();
+  IntArrayRef(std::initializer_list<int64_t> values);
+  IntArrayRef(const std::vector<int64_t>& values);
+  IntArrayRef(const int64_t& value);
+  size_t size() const;
+  const int64_t* begin() const;
+  const int64_t* end() const;
+  int64_t operator[](size_t i) const;
+  std::vector<int64_t> vec() const;
+};
+
+struct TensorOptions {
+  TensorOptions();
+  TensorOptions(Device device);
+  TensorOptions(DeviceType device);
+  TensorOptions(ScalarType dtype);
+  TensorOptions dtype(ScalarType dtype) const;
+  TensorOptions device(Device device) const;
+  TensorOptions requires_grad(bool requires_grad = true) const;
+  TensorOptions layout(Layout layout) const;
+};
+
+struct InferenceMode {
+  InferenceMode(bool enabled = true);
+  ~InferenceMode();
+};
+}  // namespace c10
+
+namespace at {
+using c10::Device;
+using c10::DeviceType;
+using c10::IntArrayRef;
+using c10::kCPU;
+using c10::kCUDA;
+using c10::Scalar;
+using c10::ScalarType;
+using c10::TensorOptions;
+constexpr ScalarType kFloat = ScalarType::Float;
+constexpr ScalarType kFloat32 = ScalarType::Float;
+constexpr ScalarType kDouble = ScalarType::Double;
+constexpr ScalarType kHalf = ScalarType::Half;
+constexpr ScalarType kFloat16 = ScalarType::Half;
+constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
+constexpr ScalarType kLong = ScalarType::Long;
+constexpr ScalarType kInt64 = ScalarType::Long;
+constexpr ScalarType kInt = ScalarType::Int;
+constexpr ScalarType kInt32 = ScalarType::Int;
+constexpr ScalarType kBool = ScalarType::Bool;
+constexpr ScalarType kByte = ScalarType::Byte;
+struct Generator {};
+
+class Tensor;
+using TensorList = std::vector<Tensor>;
+
+class Tensor {
+ public:
+  Tensor();
+  Tensor(const Tensor& other);
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(const Tensor& other) &;
+  Tensor& operator=(Tensor&& other) &;
+  Tensor& operator=(const Tensor& other) &&;
+  Tensor& operator=(const Scalar& value) &&;
+  ~Tensor();
+
+  // Conversion to host values: each is a device synchronisation.
+  Scalar item() const;
+  template <class T> T item() const;
+  template <class T> T* data_ptr() const;
+  void* data_ptr() const;
+  std::vector<int64_t> vec() const;
+
+  // Autograd.
+  void backward(const Tensor& gradient = {}, c10::optional<bool> retain_graph = c10::nullopt,
+                bool create_graph = false, c10::optional<TensorList> inputs = c10::nullopt) const;
+  Tensor detach() const;
+  Tensor& detach_();
+  Tensor& grad();
+  const Tensor& grad() const;
+  Tensor data() const;
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool requires_grad = true);
+  Tensor& set_requires_grad(bool requires_grad);
+  void retain_grad() const;
+  bool is_leaf() const;
+  unsigned register_hook(std::function<Tensor(Tensor)> hook) const;
+  unsigned register_hook(std::function<void(Tensor)> hook) const;
+  void remove_hook(unsigned pos) const;
+
+  // Placement.
+  Tensor cpu() const;
+  Tensor cuda() const;
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
+  Tensor to(DeviceType device, bool non_blocking = false, bool copy = false) const;
+  Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(TensorOptions options, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  Tensor toType(ScalarType t) const;
+  Tensor pin_memory() const;
+  Device device() const;
+  ScalarType scalar_type() const;
+  TensorOptions options() const;
+  bool is_cuda() const;
+  bool defined() const;
+
+  // Shape.
+  IntArrayRef sizes() const;
+  int64_t size(int64_t dim) const;
+  int64_t dim() const;
+  int64_t numel() const;
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor contiguous() const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor expand(IntArrayRef size) const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim = 0, c10::optional<int64_t> start = c10::nullopt, c10::optional<int64_t> end = c10::nullopt,
+               int64_t step = 1) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  Tensor clone() const;
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+
+  // Math.
+  Tensor sum() const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  Tensor argmax(c10::optional<int64_t> dim = c10::nullopt, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  Tensor norm() const;
+  Tensor abs() const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor sqrt() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor softmax(int64_t dim, c10::optional<ScalarType> dtype = c10::nullopt) const;
+  Tensor log_softmax(int64_t dim, c10::optional<ScalarType> dtype = c10::nullopt) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor clamp(c10::optional<Scalar> min = c10::nullopt, c10::optional<Scalar> max = c10::nullopt) const;
+  Tensor& zero_();
+  Tensor& fill_(const Scalar& value);
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& mul_(const Scalar& other);
+  Tensor& div_(const Scalar& other);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor all() const;
+  Tensor any() const;
+
+  Tensor operator-() const;
+  Tensor& operator+=(const Tensor& other);
+  Tensor& operator+=(const Scalar& other);
+  Tensor& operator-=(const Tensor& other);
+  Tensor& operator*=(const Tensor& other);
+  Tensor& operator*=(const Scalar& other);
+  Tensor& operator/=(const Tensor& other);
+  Tensor& operator/=(const Scalar& other);
+  Tensor operator[](int64_t index) const;
+  Tensor operator[](const Tensor& index) const;
+};
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Scalar& b);
+Tensor operator<(const Tensor& a, const Scalar& b);
+Tensor operator>(const Tensor& a, const Scalar& b);
+std::ostream& operator<<(std::ostream& out, const Tensor& t);
+std::ostream& operator<<(std::ostream& out, const Scalar& s);
+
+// Tensor functions (reached as torch::name through `using namespace at` in torch).
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor einsum(const std::string& equation, TensorList tensors);
+Tensor softmax(const Tensor& input, int64_t dim, c10::optional<ScalarType> dtype = c10::nullopt);
+Tensor log_softmax(const Tensor& input, int64_t dim, c10::optional<ScalarType> dtype = c10::nullopt);
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const c10::optional<Tensor>& attn_mask = c10::nullopt, double dropout_p = 0.0,
+                                    bool is_causal = false);
+Tensor cat(TensorList tensors, int64_t dim = 0);
+Tensor stack(TensorList tensors, int64_t dim = 0);
+Tensor relu(const Tensor& input);
+Tensor sigmoid(const Tensor& input);
+Tensor tanh(const Tensor& input);
+Tensor dropout(const Tensor& input, double p, bool train);
+Tensor flatten(const Tensor& input, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0);
+Tensor argmax(const Tensor& input, c10::optional<int64_t> dim = c10::nullopt, bool keepdim = false);
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor nll_loss(const Tensor& input, const Tensor& target, const c10::optional<Tensor>& weight = {},
+                int64_t reduction = 1, int64_t ignore_index = -100);
+Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const c10::optional<Tensor>& weight = {},
+                          int64_t reduction = 1, int64_t ignore_index = -100, double label_smoothing = 0.0);
+Tensor mse_loss(const Tensor& input, const Tensor& target, int64_t reduction = 1);
+Tensor l1_loss(const Tensor& input, const Tensor& target, int64_t reduction = 1);
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const c10::optional<Tensor>& weight = {},
+                            int64_t reduction = 1);
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const c10::optional<Tensor>& weight = {},
+                                        const c10::optional<Tensor>& pos_weight = {}, int64_t reduction = 1);
+
+struct AutoGradMode {
+  AutoGradMode(bool enabled);
+  ~AutoGradMode();
+};
+struct NoGradGuard : public AutoGradMode {
+  NoGradGuard();
+};
+struct GradMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+namespace autocast {
+bool is_enabled();
+void set_enabled(bool enabled);
+void clear_cache();
+}  // namespace autocast
+}  // namespace at
+
+namespace c10::cuda::CUDACachingAllocator {
+void emptyCache();
+}  // namespace c10::cuda::CUDACachingAllocator
+
+namespace torch {
+using namespace at;
+using at::Tensor;
+using c10::Device;
+using c10::InferenceMode;
+using c10::optional;
+template <class T> using ArrayRef = std::vector<T>;
+using at::AutoGradMode;
+using at::NoGradGuard;
+
+// Factories: `options` is where the device goes (torch::kCUDA converts to TensorOptions).
+Tensor zeros(IntArrayRef size, TensorOptions options = {});
+Tensor ones(IntArrayRef size, TensorOptions options = {});
+Tensor empty(IntArrayRef size, TensorOptions options = {});
+Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {});
+Tensor eye(int64_t n, TensorOptions options = {});
+Tensor arange(const Scalar& end, TensorOptions options = {});
+Tensor arange(const Scalar& start, const Scalar& end, TensorOptions options = {});
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options = {});
+Tensor randn(IntArrayRef size, TensorOptions options = {});
+Tensor rand(IntArrayRef size, TensorOptions options = {});
+Tensor randint(int64_t high, IntArrayRef size, TensorOptions options = {});
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, TensorOptions options = {});
+Tensor randperm(int64_t n, TensorOptions options = {});
+Tensor zeros_like(const Tensor& self, TensorOptions options = {});
+Tensor ones_like(const Tensor& self, TensorOptions options = {});
+Tensor randn_like(const Tensor& self, TensorOptions options = {});
+Tensor empty_like(const Tensor& self, TensorOptions options = {});
+Tensor tensor(std::initializer_list<double> values, TensorOptions options = {});
+Tensor tensor(const std::vector<float>& values, TensorOptions options = {});
+Tensor tensor(const std::vector<int64_t>& values, TensorOptions options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options = {});
+TensorOptions dtype(ScalarType dtype);
+TensorOptions device(Device device);
+TensorOptions requires_grad(bool requires_grad = true);
+void manual_seed(uint64_t seed);
+void set_num_threads(int n);
+
+namespace cuda {
+bool is_available();
+size_t device_count();
+void synchronize(int64_t device_index = -1);
+void manual_seed(uint64_t seed);
+void manual_seed_all(uint64_t seed);
+}  // namespace cuda
+
+namespace autograd {
+using variable_list = std::vector<Tensor>;
+variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs = {},
+                   c10::optional<bool> retain_graph = c10::nullopt, bool create_graph = false, bool allow_unused = false);
+void backward(const variable_list& tensors, const variable_list& grad_tensors = {},
+              c10::optional<bool> retain_graph = c10::nullopt, bool create_graph = false,
+              const variable_list& inputs = {});
+}  // namespace autograd
+
+template <class Key, class Value> class OrderedDict {
+ public:
+  class Item {
+   public:
+    const Key& key() const;
+    Value& value();
+    const Value& value() const;
+    Value* operator->();
+  };
+  Item* begin();
+  Item* end();
+  const Item* begin() const;
+  const Item* end() const;
+  size_t size() const;
+  Value& operator[](const Key& key);
+  std::vector<Value> values() const;
+  std::vector<Key> keys() const;
+};
+
+namespace nn {
+class Module;
+template <class Contained> class ModuleHolder {
+ public:
+  ModuleHolder();
+  ModuleHolder(std::nullptr_t);
+  ModuleHolder(std::shared_ptr<Contained> module);
+  template <class Head, class... Tail, class = std::enable_if_t<!std::is_same_v<std::decay_t<Head>, std::nullptr_t>>>
+  explicit ModuleHolder(Head&& head, Tail&&... tail);
+  Contained* operator->();
+  const Contained* operator->() const;
+  Contained& operator*();
+  template <class... Args>
+  auto operator()(Args&&... args) -> decltype(std::declval<Contained&>().forward(std::forward<Args>(args)...));
+  const std::shared_ptr<Contained>& ptr() const;
+  Contained* get();
+  bool is_empty() const;
+};
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  Module();
+  explicit Module(std::string name);
+  virtual ~Module();
+  template <class M> ModuleHolder<M> register_module(std::string name, ModuleHolder<M> module_holder);
+  template <class M> std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module);
+  Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
+  Tensor& register_buffer(std::string name, Tensor tensor);
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  OrderedDict<std::string, Tensor> named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  virtual void train(bool on = true);
+  void eval();
+  virtual bool is_training() const;
+  virtual void to(Device device, bool non_blocking = false);
+  virtual void to(ScalarType dtype, bool non_blocking = false);
+  virtual void zero_grad(bool set_to_none = true);
+  void apply(const std::function<void(Module&)>& function);
+};
+
+template <class Derived> class Cloneable : public Module {
+ public:
+  using Module::Module;
+  virtual void reset() {}
+};
+
+class AnyModule {
+ public:
+  template <class M> AnyModule(M module);
+  template <class... Args> Tensor forward(Args&&... args);
+};
+}  // namespace nn
+}  // namespace torch
+
+// Declares the holder `Name` for a module class `NameImpl`, as LibTorch's macro of the same name does.
+#define TORCH_MODULE(Name)                                    \
+  class Name : public torch::nn::ModuleHolder<Name##Impl> {   \
+   public:                                                    \
+    using torch::nn::ModuleHolder<Name##Impl>::ModuleHolder;  \
+  }
+
+namespace torch::nn {
+struct LinearOptions {
+  LinearOptions(int64_t in_features, int64_t out_features);
+  LinearOptions& bias(bool with_bias);
+};
+struct LinearImpl : Cloneable<LinearImpl> {
+  LinearImpl(int64_t in_features, int64_t out_features);
+  explicit LinearImpl(const LinearOptions& options);
+  Tensor forward(const Tensor& input);
+  Tensor weight, bias;
+};
+TORCH_MODULE(Linear);
+
+struct Conv2dOptions {
+  Conv2dOptions(int64_t in_channels, int64_t out_channels, IntArrayRef kernel_size);
+  Conv2dOptions& stride(IntArrayRef stride);
+  Conv2dOptions& padding(IntArrayRef padding);
+  Conv2dOptions& bias(bool with_bias);
+};
+struct Conv2dImpl : Cloneable<Conv2dImpl> {
+  Conv2dImpl(int64_t in_channels, int64_t out_channels, IntArrayRef kernel_size);
+  explicit Conv2dImpl(const Conv2dOptions& options);
+  Tensor forward(const Tensor& input);
+};
+TORCH_MODULE(Conv2d);
+
+struct EmbeddingOptions {
+  EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim);
+};
+struct EmbeddingImpl : Cloneable<EmbeddingImpl> {
+  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim);
+  explicit EmbeddingImpl(const EmbeddingOptions& options);
+  Tensor forward(const Tensor& indices);
+  Tensor weight;
+};
+TORCH_MODULE(Embedding);
+
+struct DropoutOptions {
+  DropoutOptions(double p = 0.5);
+};
+struct DropoutImpl : Cloneable<DropoutImpl> {
+  explicit DropoutImpl(const DropoutOptions& options = {});
+  explicit DropoutImpl(double p);
+  Tensor forward(Tensor input);
+};
+TORCH_MODULE(Dropout);
+
+struct LayerNormOptions {
+  LayerNormOptions(std::vector<int64_t> normalized_shape);
+  LayerNormOptions& eps(double eps);
+};
+struct LayerNormImpl : Cloneable<LayerNormImpl> {
+  explicit LayerNormImpl(LayerNormOptions options);
+  explicit LayerNormImpl(std::vector<int64_t> normalized_shape);
+  Tensor forward(const Tensor& input);
+};
+TORCH_MODULE(LayerNorm);
+
+struct BatchNorm1dImpl : Cloneable<BatchNorm1dImpl> {
+  explicit BatchNorm1dImpl(int64_t num_features);
+  Tensor forward(const Tensor& input);
+};
+TORCH_MODULE(BatchNorm1d);
+struct BatchNorm2dImpl : Cloneable<BatchNorm2dImpl> {
+  explicit BatchNorm2dImpl(int64_t num_features);
+  Tensor forward(const Tensor& input);
+};
+TORCH_MODULE(BatchNorm2d);
+
+struct ReLUImpl : Cloneable<ReLUImpl> {
+  ReLUImpl();
+  Tensor forward(Tensor input);
+};
+TORCH_MODULE(ReLU);
+struct GELUImpl : Cloneable<GELUImpl> {
+  GELUImpl();
+  Tensor forward(const Tensor& input);
+};
+TORCH_MODULE(GELU);
+
+struct LSTMOptions {
+  LSTMOptions(int64_t input_size, int64_t hidden_size);
+  LSTMOptions& num_layers(int64_t layers);
+  LSTMOptions& batch_first(bool batch_first);
+  LSTMOptions& dropout(double p);
+};
+struct LSTMImpl : Cloneable<LSTMImpl> {
+  LSTMImpl(int64_t input_size, int64_t hidden_size);
+  explicit LSTMImpl(const LSTMOptions& options);
+  std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input,
+                                                          c10::optional<std::tuple<Tensor, Tensor>> hx = {});
+};
+TORCH_MODULE(LSTM);
+struct GRUOptions {
+  GRUOptions(int64_t input_size, int64_t hidden_size);
+  GRUOptions& num_layers(int64_t layers);
+  GRUOptions& batch_first(bool batch_first);
+};
+struct GRUImpl : Cloneable<GRUImpl> {
+  GRUImpl(int64_t input_size, int64_t hidden_size);
+  explicit GRUImpl(const GRUOptions& options);
+  std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
+};
+TORCH_MODULE(GRU);
+
+struct MultiheadAttentionOptions {
+  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads);
+};
+struct MultiheadAttentionImpl : Cloneable<MultiheadAttentionImpl> {
+  MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads);
+  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
+  std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value);
+};
+TORCH_MODULE(MultiheadAttention);
+
+struct SequentialImpl : Cloneable<SequentialImpl> {
+  SequentialImpl();
+  template <class... Modules> explicit SequentialImpl(Modules&&... modules);
+  template <class M> void push_back(M module);
+  Tensor forward(Tensor input);
+};
+TORCH_MODULE(Sequential);
+
+struct FunctionalImpl : Cloneable<FunctionalImpl> {
+  explicit FunctionalImpl(std::function<Tensor(Tensor)> function);
+  Tensor forward(Tensor input);
+};
+TORCH_MODULE(Functional);
+
+struct CrossEntropyLossImpl : Cloneable<CrossEntropyLossImpl> {
+  CrossEntropyLossImpl();
+  Tensor forward(const Tensor& input, const Tensor& target);
+};
+TORCH_MODULE(CrossEntropyLoss);
+struct NLLLossImpl : Cloneable<NLLLossImpl> {
+  NLLLossImpl();
+  Tensor forward(const Tensor& input, const Tensor& target);
+};
+TORCH_MODULE(NLLLoss);
+struct MSELossImpl : Cloneable<MSELossImpl> {
+  MSELossImpl();
+  Tensor forward(const Tensor& input, const Tensor& target);
+};
+TORCH_MODULE(MSELoss);
+struct BCEWithLogitsLossImpl : Cloneable<BCEWithLogitsLossImpl> {
+  BCEWithLogitsLossImpl();
+  Tensor forward(const Tensor& input, const Tensor& target);
+};
+TORCH_MODULE(BCEWithLogitsLoss);
+
+namespace utils {
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
+}  // namespace utils
+
+namespace functional {
+struct SoftmaxFuncOptions {
+  SoftmaxFuncOptions(int64_t dim);
+};
+struct LogSoftmaxFuncOptions {
+  LogSoftmaxFuncOptions(int64_t dim);
+};
+struct DropoutFuncOptions {
+  DropoutFuncOptions& p(double p);
+  DropoutFuncOptions& training(bool training);
+};
+struct CrossEntropyFuncOptions {
+  CrossEntropyFuncOptions& ignore_index(int64_t index);
+};
+struct NLLLossFuncOptions {};
+struct MSELossFuncOptions {};
+Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& options);
+Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options);
+Tensor relu(Tensor input);
+Tensor gelu(const Tensor& input);
+Tensor dropout(Tensor input, const DropoutFuncOptions& options = {});
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options = {});
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options = {});
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options = {});
+}  // namespace functional
+}  // namespace torch::nn
+
+namespace torch::optim {
+struct OptimizerParamGroup {
+  std::vector<Tensor>& params();
+};
+class Optimizer {
+ public:
+  virtual ~Optimizer();
+  virtual void zero_grad(bool set_to_none = true);
+  virtual Tensor step(std::function<Tensor()> closure = nullptr);
+  std::vector<OptimizerParamGroup>& param_groups();
+};
+struct SGDOptions {
+  SGDOptions(double lr);
+  SGDOptions& momentum(double momentum);
+  SGDOptions& weight_decay(double weight_decay);
+};
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> params, SGDOptions defaults);
+};
+struct AdamOptions {
+  AdamOptions(double lr = 1e-3);
+  AdamOptions& weight_decay(double weight_decay);
+  AdamOptions& betas(std::tuple<double, double> betas);
+};
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> params, AdamOptions defaults = {});
+};
+struct AdamWOptions {
+  AdamWOptions(double lr = 1e-3);
+  AdamWOptions& weight_decay(double weight_decay);
+};
+class AdamW : public Optimizer {
+ public:
+  AdamW(std::vector<Tensor> params, AdamWOptions defaults = {});
+};
+class StepLR {
+ public:
+  StepLR(Optimizer& optimizer, unsigned step_size, double gamma = 0.1);
+  void step();
+};
+}  // namespace torch::optim
+
+namespace torch::data {
+template <class Data = Tensor, class Target = Tensor> struct Example {
+  Example();
+  Example(Data data, Target target);
+  Data data;
+  Target target;
+};
+
+template <class Batch> class DataLoader {
+ public:
+  class iterator {
+   public:
+    Batch& operator*();
+    Batch* operator->();
+    iterator& operator++();
+    bool operator!=(const iterator& other) const;
+    bool operator==(const iterator& other) const;
+  };
+  iterator begin();
+  iterator end();
+};
+
+template <class Self, class Batch> class BatchDataset;
+template <class Source, class Transform> class MapDataset;
+
+namespace transforms {
+template <class T = Example<>> struct Stack {
+  static Example<> apply_batch(std::vector<Example<>> examples);
+};
+template <class Target = Tensor> struct Normalize {
+  Normalize(double mean, double stddev);
+  Normalize(std::vector<double> mean, std::vector<double> stddev);
+  template <class B> static B apply_batch(B batch);
+};
+}  // namespace transforms
+
+template <class Source, class Transform> class MapDataset {
+ public:
+  using BatchType = decltype(Transform::apply_batch(std::declval<typename Source::BatchType>()));
+  template <class T> MapDataset<MapDataset, T> map(T transform) &&;
+  c10::optional<size_t> size() const;
+};
+
+namespace datasets {
+template <class Self, class SingleExample = Example<>> class Dataset {
+ public:
+  using BatchType = std::vector<SingleExample>;
+  virtual ~Dataset();
+  virtual SingleExample get(size_t index) = 0;
+  virtual c10::optional<size_t> size() const = 0;
+  template <class T> MapDataset<Self, T> map(T transform) &&;
+};
+class MNIST : public Dataset<MNIST> {
+ public:
+  enum class Mode { kTrain, kTest };
+  explicit MNIST(const std::string& root, Mode mode = Mode::kTrain);
+  Example<> get(size_t index) override;
+  c10::optional<size_t> size() const override;
+};
+}  // namespace datasets
+
+struct DataLoaderOptions {
+  DataLoaderOptions(size_t batch_size = 1);
+  DataLoaderOptions& batch_size(size_t batch_size);
+  DataLoaderOptions& workers(size_t workers);
+  DataLoaderOptions& drop_last(bool drop_last);
+};
+namespace samplers {
+struct RandomSampler {};
+struct SequentialSampler {};
+}  // namespace samplers
+
+template <class Sampler = samplers::RandomSampler, class Dataset>
+std::unique_ptr<DataLoader<typename Dataset::BatchType>> make_data_loader(Dataset dataset, DataLoaderOptions options);
+template <class Sampler = samplers::RandomSampler, class Dataset>
+std::unique_ptr<DataLoader<typename Dataset::BatchType>> make_data_loader(Dataset dataset, size_t batch_size);
+}  // namespace torch::data
+
+namespace torch {
+template <class Value> void save(const Value& value, const std::string& filename);
+template <class Value> void load(Value& value, const std::string& filename, c10::optional<Device> device = c10::nullopt);
+}  // namespace torch

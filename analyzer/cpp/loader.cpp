@@ -1,0 +1,102 @@
+#include "cpp/loader.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "cpp/plugin_api.h"
+
+namespace oomlint::cpp {
+namespace {
+
+struct Loaded {
+  ParseFunction parse = nullptr;
+  std::string error;
+};
+
+Settings& settings() {
+  static Settings s;
+  return s;
+}
+
+std::string executableDir() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, static_cast<size_t>(n));
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+/// Where the shared object can be: an explicit override, next to the binary (build tree), or
+/// ../lib/oomlint beside an installed binary.
+std::vector<std::string> candidates() {
+  std::vector<std::string> out;
+  if (const char* env = std::getenv("OOMLINT_CPP_FRONTEND")) out.emplace_back(env);
+  std::string dir = executableDir();
+  out.push_back(dir + "/liboomlint-cpp.so");
+  out.push_back(dir + "/../lib/oomlint/liboomlint-cpp.so");
+  return out;
+}
+
+const Loaded& load() {
+  static Loaded loaded;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string tried;
+    for (const std::string& path : candidates()) {
+      if (::access(path.c_str(), R_OK) != 0) {
+        tried += (tried.empty() ? "" : ", ") + path;
+        continue;
+      }
+      void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        const char* err = ::dlerror();
+        loaded.error = "cannot load the C++ front end " + path + ": " + (err ? err : "unknown error");
+        return;
+      }
+      void* sym = ::dlsym(handle, kParseSymbol);
+      if (!sym) {
+        loaded.error = path + " is not an oomlint C++ front end of this version";
+        return;
+      }
+      loaded.parse = reinterpret_cast<ParseFunction>(sym);
+      return;
+    }
+    loaded.error = "the C++ front end (liboomlint-cpp.so) is not installed with this oomlint (looked in " + tried + ")";
+  });
+  return loaded;
+}
+
+}  // namespace
+
+void configure(Settings s) { settings() = std::move(s); }
+
+bool available(std::string* why) {
+  const Loaded& l = load();
+  if (why) *why = l.error;
+  return l.parse != nullptr;
+}
+
+std::unique_ptr<Module> parse(const std::string& path, std::string source, std::string& error, std::string* mode) {
+  const Loaded& l = load();
+  if (!l.parse) {
+    error = l.error;
+    return nullptr;
+  }
+  ParseRequest req;
+  req.path = path;
+  req.source = std::move(source);
+  req.buildDir = settings().buildDir;
+  ParseResult res;
+  l.parse(req, res);
+  if (mode) *mode = res.mode;
+  if (!res.module) error = res.error.empty() ? "the C++ front end failed on " + path : res.error;
+  return std::move(res.module);
+}
+
+}  // namespace oomlint::cpp

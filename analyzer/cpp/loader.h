@@ -1,0 +1,26 @@
+#pragma once
+/// oomlint's side of the C++ front end: finds and loads liboomlint-cpp.so the first time a C++
+/// file is checked, and forwards parse requests to it. Thread-safe.
+
+#include <memory>
+#include <string>
+
+#include "model/model.h"
+
+namespace oomlint::cpp {
+
+/// Settings every C++ parse uses; set once from the command line before checking starts.
+struct Settings {
+  std::string buildDir;  // `-p DIR`: where compile_commands.json is; empty = search parent folders
+};
+void configure(Settings settings);
+
+/// Parses one C++ document into the program model. On failure returns null and says why in
+/// `error` (the front end is not installed, or Clang could not run with the file's flags).
+/// `mode` receives "compile_commands" or "bundled".
+std::unique_ptr<Module> parse(const std::string& path, std::string source, std::string& error, std::string* mode = nullptr);
+
+/// Whether the front end can be loaded, and if not, why.
+bool available(std::string* why = nullptr);
+
+}  // namespace oomlint::cpp
