@@ -77,10 +77,14 @@ class Oom502 final : public Rule {
   void onStatement(Context& ctx, NodeId s) const override {
     const Module& m = ctx.module();
     const Stmt& st = m.stmt(s);
-    if (st.kind != StmtKind::Assign || !isTrueLiteral(m, st.value)) return;
     bool bench = false;
-    for (NodeId t : items(m, st.targets))
-      if (m.canonical(t) == "torch.backends.cudnn.benchmark") bench = true;
+    if (st.kind == StmtKind::Assign && isTrueLiteral(m, st.value)) {
+      for (NodeId t : items(m, st.targets))
+        if (m.canonical(t) == "torch.backends.cudnn.benchmark") bench = true;
+    } else if (st.kind == StmtKind::Expr && methodName(m, st.value) == "setBenchmarkCuDNN") {
+      // C++: `at::globalContext().setBenchmarkCuDNN(true);`
+      bench = isTrueLiteral(m, positionalArg(m, st.value, 0));
+    }
     if (!bench) return;
     std::string evidence = variableShapeEvidence(ctx.facts());
     if (evidence.empty()) return;

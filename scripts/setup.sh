@@ -15,6 +15,7 @@ packages=(
   python3                          # tests compile fixed files with py_compile
   neovim pre-commit dpkg-dev       # tests with real clients: Neovim's LSP client, pre-commit, cpack
   clang-14 libclang-rt-14-dev      # libFuzzer targets (scripts/test.sh runs them over their corpora)
+  libclang-cpp14-dev libclang-14-dev llvm-14-dev libclang-common-14-dev  # the C++ front end (Clang LibTooling)
 )
 # npm pack fetches the pinned grammar and the SARIF validator. A machine that already has Node.js
 # (for example from NodeSource, whose nodejs bundles npm) keeps it.

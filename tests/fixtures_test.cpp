@@ -1,5 +1,6 @@
-// The fixture runner: every file in fixtures/python carries its expectations inline.
-// A line ending in `# expect: OOM101` (several codes comma-separated) must produce exactly those
+// The fixture runner: every file in fixtures/python and fixtures/cpp carries its expectations
+// inline. A line ending in `# expect: OOM101` (C++ `// expect: OOM101`; several codes
+// comma-separated) must produce exactly those
 // findings; every other line must produce none. With all rules selected, including off-by-default
 // ones, so a rule cannot hide behind its default.
 #include <gtest/gtest.h>
@@ -47,14 +48,24 @@ std::map<uint32_t, std::multiset<std::string>> expectations(const std::string& s
   return out;
 }
 
-std::vector<fs::path> fixtureFiles() {
+/// Fixtures of one language: "python" (*.py) or "cpp" (*.cpp).
+std::vector<fs::path> fixtureFiles(const std::string& lang) {
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(fs::path(OOMLINT_FIXTURES) / "python")) {
+  std::string ext = lang == "python" ? ".py" : ".cpp";
+  for (const auto& e : fs::directory_iterator(fs::path(OOMLINT_FIXTURES) / lang)) {
     std::string name = e.path().filename().string();
-    if (e.path().extension() == ".py" && name.find(".fixed.") == std::string::npos) files.push_back(e.path());
+    if (e.path().extension() == ext && name.find(".fixed.") == std::string::npos) files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+bool isCppFixture(const fs::path& p) { return p.extension() == ".cpp"; }
+std::string markerFor(const fs::path& p) { return isCppFixture(p) ? "// expect:" : "# expect:"; }
+fs::path fixedPathFor(const fs::path& p) {
+  fs::path fixed = p;
+  fixed.replace_extension(isCppFixture(p) ? ".fixed.cpp" : ".fixed.py");
+  return fixed;
 }
 
 CheckOptions allRulesOptions() {
@@ -73,10 +84,11 @@ class FixtureTest : public ::testing::TestWithParam<fs::path> {};
 TEST_P(FixtureTest, FindingsMatchInlineExpectations) {
   const fs::path& path = GetParam();
   std::string source = readFile(path);
-  auto expected = expectations(source, "# expect:");
+  auto expected = expectations(source, markerFor(path));
   FileResult r = checkSource(path.string(), source, allRulesOptions());
   std::map<uint32_t, std::multiset<std::string>> actual;
   for (const Finding& f : r.findings) actual[f.span.line].insert(std::string(f.code));
+  if (isCppFixture(path)) EXPECT_TRUE(r.skippedReason.empty()) << r.skippedReason;
   for (const auto& [line, codes] : expected) {
     auto it = actual.find(line);
     std::multiset<std::string> got = it == actual.end() ? std::multiset<std::string>{} : it->second;
@@ -92,20 +104,16 @@ TEST_P(FixtureTest, FindingsMatchInlineExpectations) {
 class FixedFixtureTest : public ::testing::TestWithParam<fs::path> {};
 
 /// Fixtures that have an expected fixed file next to them (`name.fixed.py`).
-std::vector<fs::path> fixableFixtures() {
+std::vector<fs::path> fixableFixtures(const std::string& lang) {
   std::vector<fs::path> out;
-  for (const fs::path& p : fixtureFiles()) {
-    fs::path fixed = p;
-    fixed.replace_extension(".fixed.py");
-    if (fs::exists(fixed)) out.push_back(p);
-  }
+  for (const fs::path& p : fixtureFiles(lang))
+    if (fs::exists(fixedPathFor(p))) out.push_back(p);
   return out;
 }
 
 TEST_P(FixedFixtureTest, FixedOutputMatchesExpectedFile) {
   const fs::path& path = GetParam();
-  fs::path fixed = path;
-  fixed.replace_extension(".fixed.py");
+  fs::path fixed = fixedPathFor(path);
   FixOptions fo;
   fo.unsafe = true;
   FixOutcome out = applyFixes(path.string(), readFile(path), allRulesOptions(), fo);
@@ -123,19 +131,24 @@ std::string fixtureName(const ::testing::TestParamInfo<fs::path>& info) {
   return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(Python, FixtureTest, ::testing::ValuesIn(fixtureFiles()), fixtureName);
-INSTANTIATE_TEST_SUITE_P(Python, FixedFixtureTest, ::testing::ValuesIn(fixableFixtures()), fixtureName);
+INSTANTIATE_TEST_SUITE_P(Python, FixtureTest, ::testing::ValuesIn(fixtureFiles("python")), fixtureName);
+INSTANTIATE_TEST_SUITE_P(Python, FixedFixtureTest, ::testing::ValuesIn(fixableFixtures("python")), fixtureName);
+INSTANTIATE_TEST_SUITE_P(Cpp, FixtureTest, ::testing::ValuesIn(fixtureFiles("cpp")), fixtureName);
+INSTANTIATE_TEST_SUITE_P(Cpp, FixedFixtureTest, ::testing::ValuesIn(fixableFixtures("cpp")), fixtureName);
 
-TEST(FixtureSet, EveryRuleHasPositiveAndNegativeFixtures) {
+class FixtureSet : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FixtureSet, EveryRuleHasPositiveAndNegativeFixtures) {
+  const std::string lang = GetParam();
   std::set<std::string> positive, negative;
-  for (const fs::path& p : fixtureFiles()) {
+  for (const fs::path& p : fixtureFiles(lang)) {
     std::string src = readFile(p);
-    for (const auto& [line, codes] : expectations(src, "# expect:")) positive.insert(codes.begin(), codes.end());
+    for (const auto& [line, codes] : expectations(src, markerFor(p))) positive.insert(codes.begin(), codes.end());
     std::string stem = p.stem().string();
     if (stem.find("_negative") != std::string::npos) negative.insert(stem.substr(0, stem.find('_')));
   }
   for (const Rule* r : allRules()) {
-    if (!r->info().python) continue;
+    if (lang == "python" ? !r->info().python : !r->info().cpp) continue;
     std::string code(r->info().code);
     std::string lower = code;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -143,3 +156,5 @@ TEST(FixtureSet, EveryRuleHasPositiveAndNegativeFixtures) {
     EXPECT_TRUE(negative.count(lower)) << code << " has no negative fixture file";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Languages, FixtureSet, ::testing::Values("python", "cpp"));

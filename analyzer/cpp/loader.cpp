@@ -99,4 +99,10 @@ std::unique_ptr<Module> parse(const std::string& path, std::string source, std::
   return std::move(res.module);
 }
 
+bool parsesCleanly(const std::string& path, const std::string& source) {
+  std::string error;
+  std::unique_ptr<Module> m = parse(path, source, error);
+  return m && m->syntaxIssues.empty();
+}
+
 }  // namespace oomlint::cpp

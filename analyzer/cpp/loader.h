@@ -20,6 +20,10 @@ void configure(Settings settings);
 /// `mode` receives "compile_commands" or "bundled".
 std::unique_ptr<Module> parse(const std::string& path, std::string source, std::string& error, std::string* mode = nullptr);
 
+/// True when Clang parses `source` (as `path`) without a syntax error. Used to refuse a fix
+/// that would break the file.
+bool parsesCleanly(const std::string& path, const std::string& source);
+
 /// Whether the front end can be loaded, and if not, why.
 bool available(std::string* why = nullptr);
 

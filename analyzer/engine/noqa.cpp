@@ -81,12 +81,69 @@ bool parseNoqaComment(std::string_view c, NoqaDirective& out) {
   return false;
 }
 
+bool parseCppDirective(std::string_view c, NoqaDirective& out) {
+  size_t at = c.find("NOLINT");
+  if (at != std::string_view::npos) {
+    size_t i = at + 6;
+    out.nolint = true;
+    out.scope = NoqaDirective::Scope::Line;
+    if (c.substr(i, 8) == "NEXTLINE") {
+      out.scope = NoqaDirective::Scope::NextLine;
+      i += 8;
+    } else if (c.substr(i, 5) == "BEGIN") {
+      out.scope = NoqaDirective::Scope::Begin;
+      i += 5;
+    } else if (c.substr(i, 3) == "END") {
+      out.scope = NoqaDirective::Scope::End;
+      i += 3;
+    } else if (i < c.size() && (std::isalnum(static_cast<unsigned char>(c[i])) || c[i] == '_')) {
+      return false;  // NOLINTFOO is not a directive
+    }
+    out.begin = static_cast<uint32_t>(at);
+    out.end = static_cast<uint32_t>(i);
+    if (i < c.size() && c[i] == '(') {
+      size_t close = c.find(')', i);
+      if (close == std::string_view::npos) return false;
+      std::string_view list = c.substr(i + 1, close - i - 1);
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        std::string_view item = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+        while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+        if (!item.empty()) {
+          std::string code(item);
+          for (char& ch : code) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+          out.codes.push_back(code);
+        }
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+      }
+      out.end = static_cast<uint32_t>(close + 1);
+    }
+    out.all = out.codes.empty();
+    return true;
+  }
+  // `// noqa: OOM101`: the Python form after a C++ comment marker.
+  for (size_t slash = c.find("//"); slash != std::string_view::npos; slash = c.find("//", slash + 2)) {
+    std::string hashed = "#" + std::string(c.substr(slash + 2));
+    NoqaDirective d;
+    if (!parseNoqaComment(hashed, d) || d.fileLevel) continue;
+    d.begin = static_cast<uint32_t>(slash);
+    d.end = static_cast<uint32_t>(d.end + slash + 1);
+    out = d;
+    return true;
+  }
+  return false;
+}
+
 std::vector<NoqaDirective> collectNoqa(const Module& m) {
   std::vector<NoqaDirective> out;
   for (const Comment& c : m.comments) {
     NoqaDirective d;
     std::string_view text = std::string_view(m.source).substr(c.begin, c.end - c.begin);
-    if (!parseNoqaComment(text, d)) continue;
+    bool found = m.lang == Lang::Cpp ? parseCppDirective(text, d) : parseNoqaComment(text, d);
+    if (!found) continue;
     d.line = c.line;
     d.begin += c.begin;
     d.end += c.begin;
@@ -95,14 +152,57 @@ std::vector<NoqaDirective> collectNoqa(const Module& m) {
   return out;
 }
 
-Suppressions::Suppressions(const Module& m) : directives_(collectNoqa(m)) {}
+namespace {
+
+/// A NOLINT check pattern against a code: `OOM101`, `OOM1*`, `*`.
+bool codeMatches(const std::string& pattern, std::string_view code) {
+  if (!pattern.empty() && pattern.back() == '*') return code.substr(0, pattern.size() - 1) == std::string_view(pattern).substr(0, pattern.size() - 1);
+  return pattern == code;
+}
+
+bool listMatches(const std::vector<std::string>& codes, std::string_view code) {
+  if (codes.empty()) return true;
+  for (const std::string& p : codes)
+    if (codeMatches(p, code)) return true;
+  return false;
+}
+
+}  // namespace
+
+Suppressions::Suppressions(const Module& m) : directives_(collectNoqa(m)) {
+  // Pair each NOLINTBEGIN with the next NOLINTEND of the same list (clang-tidy's rule); an
+  // unclosed BEGIN runs to the end of the file.
+  for (size_t i = 0; i < directives_.size(); ++i) {
+    const NoqaDirective& b = directives_[i];
+    if (b.scope != NoqaDirective::Scope::Begin) continue;
+    uint32_t last = UINT32_MAX;
+    for (size_t j = i + 1; j < directives_.size(); ++j) {
+      const NoqaDirective& e = directives_[j];
+      if (e.scope == NoqaDirective::Scope::End && e.codes == b.codes) {
+        last = e.line;
+        break;
+      }
+    }
+    ranges_.push_back(Range{b.line, last, b.codes});
+  }
+}
 
 bool Suppressions::suppressed(std::string_view code, uint32_t line) const {
   for (const NoqaDirective& d : directives_) {
-    if (!d.fileLevel && d.line != line) continue;
+    switch (d.scope) {
+      case NoqaDirective::Scope::Line:
+        if (!d.fileLevel && d.line != line) continue;
+        break;
+      case NoqaDirective::Scope::NextLine:
+        if (d.line + 1 != line) continue;
+        break;
+      default: continue;
+    }
     if (d.all) return true;
-    if (std::find(d.codes.begin(), d.codes.end(), code) != d.codes.end()) return true;
+    if (d.nolint ? listMatches(d.codes, code) : std::find(d.codes.begin(), d.codes.end(), code) != d.codes.end()) return true;
   }
+  for (const Range& r : ranges_)
+    if (line >= r.first && line <= r.last && listMatches(r.codes, code)) return true;
   return false;
 }
 

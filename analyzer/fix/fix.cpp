@@ -1,3 +1,4 @@
+#include "cpp/loader.h"
 #include "fix/fix.h"
 
 #include <fcntl.h>
@@ -55,7 +56,9 @@ std::pair<uint32_t, uint32_t> extent(const Fix& fix) {
 FixOutcome applyFixes(const std::string& path, const std::string& source, const CheckOptions& check, const FixOptions& opts) {
   FixOutcome out;
   out.source = source;
-  if (!python::parsesCleanly(source)) return out;
+  // C++ re-parses cost a Clang run each: a pass's fixes are checked together, once.
+  const bool cpp = isCppPath(path);
+  if (cpp ? !cpp::parsesCleanly(path, source) : !python::parsesCleanly(source)) return out;
   for (int pass = 0; pass < opts.maxPasses; ++pass) {
     FileResult r = checkSource(path, out.source, check);
     std::vector<const Finding*> candidates;
@@ -80,7 +83,7 @@ FixOutcome applyFixes(const std::string& path, const std::string& source, const 
     for (auto it = chosen.rbegin(); it != chosen.rend(); ++it) {
       std::string next = applyEdits(text, (*it)->fix.edits);
       if (next == text) continue;
-      if (!python::parsesCleanly(next)) {
+      if (!cpp && !python::parsesCleanly(next)) {
         ++out.refused;
         continue;
       }
@@ -89,6 +92,11 @@ FixOutcome applyFixes(const std::string& path, const std::string& source, const 
       out.appliedCodes.emplace_back((*it)->code);
     }
     if (appliedThisPass == 0) break;
+    if (cpp && !cpp::parsesCleanly(path, text)) {
+      out.refused += appliedThisPass;
+      out.appliedCodes.resize(out.appliedCodes.size() - appliedThisPass);
+      break;
+    }
     out.applied += appliedThisPass;
     out.source = std::move(text);
   }
@@ -103,7 +111,15 @@ AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& sou
   for (const Finding& f : r.findings)
     if (f.code != kParseErrorCode && f.code != kIoErrorCode && f.code != "OOM900") byLine[f.span.line].insert(std::string(f.code));
   if (byLine.empty()) return out;
-  auto m = python::parse(path, source);
+  const bool cpp = isCppPath(path);
+  std::unique_ptr<Module> m;
+  if (cpp) {
+    std::string error;
+    m = cpp::parse(path, source, error);
+    if (!m) return out;
+  } else {
+    m = python::parse(path, source);
+  }
   bool wasClean = m->syntaxIssues.empty();
   std::vector<NoqaDirective> directives = collectNoqa(*m);
   std::vector<Edit> edits;
@@ -122,7 +138,23 @@ AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& sou
     for (const NoqaDirective& d : directives)
       if (!d.fileLevel && d.line == line) existing = &d;
     Edit e;
-    if (existing) {
+    if (cpp) {
+      // C++: clang-tidy's form, merged into a NOLINT(...) already on the line.
+      if (existing && existing->all) continue;
+      std::set<std::string> merged(codes.begin(), codes.end());
+      if (existing && existing->nolint && existing->scope == NoqaDirective::Scope::Line) {
+        merged.insert(existing->codes.begin(), existing->codes.end());
+        e.begin = existing->begin;
+        e.end = existing->end;
+        e.content = "NOLINT(";
+      } else {
+        e.begin = e.end = m->lineStarts[line - 1] + static_cast<uint32_t>(text.size());
+        e.content = "  // NOLINT(";
+      }
+      std::string list;
+      for (const std::string& c : merged) list += (list.empty() ? "" : ", ") + c;
+      e.content += list + ")";
+    } else if (existing) {
       if (existing->all) continue;
       std::set<std::string> merged(existing->codes.begin(), existing->codes.end());
       merged.insert(codes.begin(), codes.end());
@@ -141,7 +173,7 @@ AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& sou
     edits.push_back(std::move(e));
   }
   std::string next = applyEdits(source, edits);
-  if (wasClean && !python::parsesCleanly(next)) {
+  if (wasClean && !(cpp ? cpp::parsesCleanly(path, next) : python::parsesCleanly(next))) {
     out.skipped += out.added;
     out.added = 0;
     return out;

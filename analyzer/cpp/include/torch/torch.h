@@ -290,6 +290,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const c10::optional<Tensor>& weight = {},
                                         const c10::optional<Tensor>& pos_weight = {}, int64_t reduction = 1);
 
+class Context {
+ public:
+  void setBenchmarkCuDNN(bool benchmark);
+  bool benchmarkCuDNN() const;
+  void setDeterministicCuDNN(bool deterministic);
+};
+Context& globalContext();
+
 struct AutoGradMode {
   AutoGradMode(bool enabled);
   ~AutoGradMode();
@@ -598,6 +606,9 @@ struct BCEWithLogitsLossImpl : Cloneable<BCEWithLogitsLossImpl> {
 TORCH_MODULE(BCEWithLogitsLoss);
 
 namespace utils {
+namespace rnn {
+Tensor pad_sequence(std::vector<Tensor> sequences, bool batch_first = false, double padding_value = 0);
+}  // namespace rnn
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
 }  // namespace utils
 

@@ -1,0 +1,228 @@
+// The C++ front end end to end: fixtures compile against real LibTorch headers, suppressions in
+// clang-tidy's forms, compile_commands.json flags, missing headers, syntax errors, C++ fixes
+// and the promise that a Python-only run never loads Clang.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "cpp/loader.h"
+#include "engine/engine.h"
+#include "fix/fix.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using namespace oomlint;
+using testutil::sh;
+using testutil::slurp;
+using testutil::spit;
+
+namespace {
+
+/// The Debian libtorch-dev include folder that holds <torch/torch.h>.
+constexpr const char* kTorchApiInclude = "/usr/include/torch/csrc/api/include";
+
+fs::path tempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("oomlint_cpp_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+CheckOptions everyRule() {
+  SelectorSet s;
+  s.select = {"ALL"};
+  s.selectGiven = true;
+  CheckOptions o;
+  o.selection = RuleSelection(s);
+  return o;
+}
+
+std::set<uint32_t> linesWith(const FileResult& r, std::string_view code) {
+  std::set<uint32_t> out;
+  for (const Finding& f : r.findings)
+    if (f.code == code) out.insert(f.span.line);
+  return out;
+}
+
+/// A LibTorch loop that accumulates the loss with its graph on `line` (the `total += loss;`).
+std::string leakyCpp(const std::string& lineComment = "", const std::string& before = "") {
+  return "#include <torch/torch.h>\n"                                                   // 1
+         "#include <vector>\n"                                                          // 2
+         + before +                                                                     //
+         "double train(torch::nn::Linear& model, torch::optim::SGD& opt, std::vector<torch::Tensor>& xs) {\n"
+         "  torch::Tensor total = torch::zeros({1});\n"
+         "  for (auto& x : xs) {\n"
+         "    opt.zero_grad();\n"
+         "    auto loss = model(x).pow(2).mean();\n"
+         "    loss.backward();\n"
+         "    opt.step();\n"
+         "    total += loss;" + lineComment + "\n"
+         "  }\n"
+         "  return total.item<double>();\n"
+         "}\n";
+}
+
+}  // namespace
+
+// Fixtures are real LibTorch programs: every one (and every expected fixed output) compiles with
+// g++ against Debian's libtorch-dev headers. One translation unit holds them all, each in its own
+// namespace; the headers are included first, so their guards keep the fixtures' own includes out.
+TEST(CppFixtures, CompileWithDebianLibTorchHeaders) {
+  ASSERT_TRUE(fs::exists(fs::path(kTorchApiInclude) / "torch/torch.h")) << "libtorch-dev is not installed";
+  fs::path dir = tempDir("compile");
+  std::string tu = "#include <ATen/autocast_mode.h>\n#include <torch/torch.h>\n#include <cmath>\n#include <iostream>\n"
+                   "#include <map>\n#include <string>\n#include <vector>\n";
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(OOMLINT_FIXTURES) / "cpp")) {
+    if (e.path().extension() != ".cpp") continue;
+    tu += "namespace fixture_" + std::to_string(++n) + " {\n#include \"" + e.path().string() + "\"\n}\n";
+  }
+  ASSERT_GT(n, 40);
+  spit(dir / "all_fixtures.cpp", tu);
+  std::string log = (dir / "gxx.log").string();
+  int rc = sh("g++ -std=c++17 -fsyntax-only -I" + std::string(kTorchApiInclude) + " '" + (dir / "all_fixtures.cpp").string() +
+              "' >'" + log + "' 2>&1");
+  EXPECT_EQ(0, rc) << slurp(log);
+  fs::remove_all(dir);
+}
+
+TEST(Cpp, NolintFormsSuppressAsClangTidyReadsThem) {
+  struct Case {
+    std::string comment, before;
+    bool suppressed;
+  };
+  const Case cases[] = {
+      {"", "", false},
+      {"  // NOLINT", "", true},
+      {"  // NOLINT(oom101)", "", true},
+      {"  // NOLINT(OOM101, bugprone-foo)", "", true},
+      {"  // NOLINT(oom1*)", "", true},
+      {"  // NOLINT(*)", "", true},
+      {"  // NOLINT(oom102)", "", false},
+      {"  // NOLINT(bugprone-*)", "", false},
+      {"  // noqa: OOM101", "", true},
+      {"  // noqa: OOM102", "", false},
+      {"  /* NOLINT(oom101) */", "", true},
+      {"", "// NOLINTBEGIN(oom101)\n", true},
+      {"", "// NOLINTBEGIN(oom102)\n", false},
+  };
+  for (const Case& c : cases) {
+    FileResult r = checkSource("leak.cpp", leakyCpp(c.comment, c.before), everyRule());
+    ASSERT_TRUE(r.skippedReason.empty()) << r.skippedReason;
+    uint32_t leakLine = c.before.empty() ? 10 : 11;
+    EXPECT_EQ(c.suppressed ? std::set<uint32_t>{} : std::set<uint32_t>{leakLine}, linesWith(r, "OOM101"))
+        << "comment `" << c.comment << "` before `" << c.before << "`";
+  }
+  // NOLINTNEXTLINE covers the next line only; NOLINTEND closes the range.
+  std::string src = leakyCpp();
+  size_t at = src.find("    total += loss;");
+  std::string next = src;
+  next.insert(at, "    // NOLINTNEXTLINE(oom101)\n");
+  EXPECT_TRUE(linesWith(checkSource("leak.cpp", next, everyRule()), "OOM101").empty());
+  std::string ranged = src;
+  ranged.insert(at, "    // NOLINTBEGIN\n    // NOLINTEND\n");
+  EXPECT_EQ(std::set<uint32_t>{12}, linesWith(checkSource("leak.cpp", ranged, everyRule()), "OOM101"));
+}
+
+TEST(Cpp, CompileCommandsGiveTheFilesRealFlags) {
+  fs::path dir = tempDir("ccdb");
+  // The leak exists only when the build defines OOMLINT_TEST_LEAK: finding it proves the flags
+  // from compile_commands.json reached Clang, and the real LibTorch headers parsed.
+  std::string src = leakyCpp("", "");
+  src.replace(src.find("    total += loss;"), 18, "#ifdef OOMLINT_TEST_LEAK\n    total += loss;\n#endif");
+  spit(dir / "src" / "train.cpp", src);
+  spit(dir / "build" / "compile_commands.json",
+       "[{\"directory\": \"" + (dir / "build").string() + "\", \"file\": \"" + (dir / "src" / "train.cpp").string() +
+           "\", \"command\": \"/usr/bin/c++ -std=c++17 -DOOMLINT_TEST_LEAK -I" + kTorchApiInclude +
+           " -o train.o -c " + (dir / "src" / "train.cpp").string() + "\"}]\n");
+  cpp::configure(cpp::Settings{(dir / "build").string()});
+  std::string error, mode;
+  std::unique_ptr<Module> m = cpp::parse((dir / "src" / "train.cpp").string(), src, error, &mode);
+  cpp::configure(cpp::Settings{});
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ("compile_commands", mode);
+  EXPECT_TRUE(m->syntaxIssues.empty()) << m->syntaxIssues.front().message;
+  std::vector<Finding> findings = analyzeModule(*m, everyRule());
+  ASSERT_EQ(1u, findings.size());
+  EXPECT_EQ("OOM101", findings[0].code);
+  EXPECT_EQ(11u, findings[0].span.line);
+  // Without the database the same file is read with the bundled declarations, and the
+  // undefined macro hides the leak.
+  std::unique_ptr<Module> bundled = cpp::parse((dir / "src" / "train.cpp").string(), src, error, &mode);
+  ASSERT_TRUE(bundled) << error;
+  EXPECT_EQ("bundled", mode);
+  EXPECT_TRUE(analyzeModule(*bundled, everyRule()).empty());
+  fs::remove_all(dir);
+}
+
+TEST(Cpp, AMissingHeaderDoesNotCostTheAnalysis) {
+  std::string src = leakyCpp("", "#include \"project/does_not_exist.h\"\n#include <torch/not_a_real_header.h>\n");
+  FileResult r = checkSource("leak.cpp", src, everyRule());
+  EXPECT_EQ(std::set<uint32_t>{12}, linesWith(r, "OOM101"));
+  EXPECT_TRUE(linesWith(r, "OOM000").empty());
+}
+
+TEST(Cpp, SyntaxErrorIsReportedAndTheRestStillAnalysed) {
+  std::string src = leakyCpp();
+  src += "void broken( {\n";
+  FileResult r = checkSource("leak.cpp", src, everyRule());
+  EXPECT_EQ(std::set<uint32_t>{10}, linesWith(r, "OOM101"));
+  EXPECT_EQ(1u, linesWith(r, "OOM000").size());
+}
+
+TEST(Cpp, BadBytesNeverCrashTheFrontEnd) {
+  std::string nul = leakyCpp();
+  nul[40] = '\0';
+  std::string binary;
+  for (int i = 0; i < 4096; ++i) binary += static_cast<char>((i * 7919) & 0xff);
+  std::string deep = "#include <torch/torch.h>\nint f() { return " + std::string(5000, '(') + "1" + std::string(5000, ')') + "; }\n";
+  for (const std::string& s : {nul, binary + "torch", deep, std::string("torch"), std::string("\xff\xfe torch \x80")}) {
+    FileResult r = checkSource("bad.cpp", s, everyRule());
+    EXPECT_TRUE(r.skippedReason.empty()) << r.skippedReason;
+  }
+}
+
+TEST(Cpp, FilesWithoutLibTorchAreNotParsed) {
+  // No torch / ATen / c10 in the text: nothing for the rules, and Clang is not run at all (a
+  // syntax error would otherwise show).
+  FileResult r = checkSource("plain.cpp", "int main() { return 0 }\n", everyRule());
+  EXPECT_TRUE(r.findings.empty());
+}
+
+TEST(Cpp, CliChecksCppAndCudaFilesInDirectoriesAndFixesThem) {
+  fs::path dir = tempDir("cli");
+  spit(dir / "train.cpp", leakyCpp());
+  spit(dir / "kernel.cu", leakyCpp());
+  spit(dir / "note.txt", "torch");
+  std::string out = (dir / "out.txt").string();
+  int rc = sh("cd '" + dir.string() + "' && " + OOMLINT_BINARY + " check --no-cache --output-format concise . >'" + out + "' 2>&1");
+  EXPECT_EQ(1, rc) << slurp(out);
+  std::string report = slurp(out);
+  EXPECT_NE(std::string::npos, report.find("train.cpp:10:5: OOM101")) << report;
+  EXPECT_NE(std::string::npos, report.find("kernel.cu:10:5: OOM101")) << report;
+  // --unsafe-fixes renders the C++ fix; the result re-parses and a second run finds nothing.
+  rc = sh("cd '" + dir.string() + "' && " + OOMLINT_BINARY + " check --no-cache --fix --unsafe-fixes train.cpp >'" + out + "' 2>&1");
+  EXPECT_EQ(0, rc) << slurp(out);
+  EXPECT_NE(std::string::npos, slurp(dir / "train.cpp").find("total += loss.item<double>();"));
+  // --add-noqa writes clang-tidy's form.
+  rc = sh("cd '" + dir.string() + "' && " + OOMLINT_BINARY + " check --no-cache --add-noqa kernel.cu >'" + out + "' 2>&1");
+  EXPECT_NE(std::string::npos, slurp(dir / "kernel.cu").find("total += loss;  // NOLINT(OOM101)")) << slurp(out);
+  rc = sh("cd '" + dir.string() + "' && " + OOMLINT_BINARY + " check --no-cache . >'" + out + "' 2>&1");
+  EXPECT_EQ(0, rc) << slurp(out);
+  fs::remove_all(dir);
+}
+
+TEST(Cpp, PythonOnlyRunsNeverLoadClang) {
+  // oomlint itself does not link Clang or LLVM: the front end is a shared object loaded on the
+  // first C++ file, so checking Python pays nothing for it.
+  std::string log = (fs::temp_directory_path() / ("oomlint_ldd_" + std::to_string(::getpid()))).string();
+  ASSERT_EQ(0, sh(std::string("ldd ") + OOMLINT_BINARY + " >'" + log + "' 2>&1"));
+  std::string libs = slurp(log);
+  EXPECT_EQ(std::string::npos, libs.find("clang")) << libs;
+  EXPECT_EQ(std::string::npos, libs.find("LLVM")) << libs;
+  fs::remove(log);
+}
