@@ -91,7 +91,7 @@ class Oom105 final : public Rule {
         if (f.isAutogradGradCall(c)) return;
     }
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
-                                  "`retain_graph=True` keeps this iteration's graph and its saved tensors alive, "
+                                  std::string(m.lang == Lang::Python ? "`retain_graph=True`" : "`retain_graph` = true") + " keeps this iteration's graph and its saved tensors alive, "
                                   "but no second backward uses them");
     Edit edit;
     // C++ arguments are positional: only the last written one can go without shifting the others.

@@ -394,6 +394,14 @@ TEST(Examples, BundledScriptsHaveExactlyTheDocumentedFindings) {
   EXPECT_TRUE(exampleCodes("clean_train.py").empty()) << "the memory-safe script must stay clean";
 }
 
+TEST(Examples, LibTorchProgramsHaveExactlyTheDocumentedFindings) {
+  // Each C++ example leaves its mistakes in on purpose and says so in a comment on the line.
+  EXPECT_EQ((std::multiset<std::string>{"OOM101", "OOM201"}), exampleCodes("cpp/mnist_classifier.cpp"));
+  EXPECT_EQ((std::multiset<std::string>{"OOM107"}), exampleCodes("cpp/rnn_language_model.cpp"));
+  EXPECT_EQ((std::multiset<std::string>{"OOM401"}), exampleCodes("cpp/transformer_block.cpp"));
+  EXPECT_EQ((std::multiset<std::string>{"OOM503", "OOM504"}), exampleCodes("cpp/data_pipeline.cpp"));
+}
+
 TEST_F(Cli, AddNoqaSuppressesEveryFindingAndIsIdempotent) {
   std::string src = kLeaky;
   src.replace(src.find("    return total\n"), 17, "    losses = []\n    return total  # noqa: E501\n");

@@ -68,20 +68,21 @@ std::string leakyCpp(const std::string& lineComment = "", const std::string& bef
 
 }  // namespace
 
-// Fixtures are real LibTorch programs: every one (and every expected fixed output) compiles with
+// Fixtures and examples/cpp are real LibTorch programs: every one (and every expected fixed output) compiles with
 // g++ against Debian's libtorch-dev headers. One translation unit holds them all, each in its own
 // namespace; the headers are included first, so their guards keep the fixtures' own includes out.
 TEST(CppFixtures, CompileWithDebianLibTorchHeaders) {
   ASSERT_TRUE(fs::exists(fs::path(kTorchApiInclude) / "torch/torch.h")) << "libtorch-dev is not installed";
   fs::path dir = tempDir("compile");
-  std::string tu = "#include <ATen/autocast_mode.h>\n#include <torch/torch.h>\n#include <cmath>\n#include <iostream>\n"
-                   "#include <map>\n#include <string>\n#include <vector>\n";
+  std::string tu = "#include <ATen/autocast_mode.h>\n#include <torch/torch.h>\n#include <cmath>\n#include <cstdio>\n"
+                   "#include <iostream>\n#include <map>\n#include <string>\n#include <tuple>\n#include <vector>\n";
   int n = 0;
-  for (const auto& e : fs::directory_iterator(fs::path(OOMLINT_FIXTURES) / "cpp")) {
-    if (e.path().extension() != ".cpp") continue;
-    tu += "namespace fixture_" + std::to_string(++n) + " {\n#include \"" + e.path().string() + "\"\n}\n";
-  }
-  ASSERT_GT(n, 40);
+  for (const fs::path& folder : {fs::path(OOMLINT_FIXTURES) / "cpp", fs::path(OOMLINT_EXAMPLES) / "cpp"})
+    for (const auto& e : fs::directory_iterator(folder)) {
+      if (e.path().extension() != ".cpp") continue;
+      tu += "namespace fixture_" + std::to_string(++n) + " {\n#include \"" + e.path().string() + "\"\n}\n";
+    }
+  ASSERT_GT(n, 44);
   spit(dir / "all_fixtures.cpp", tu);
   std::string log = (dir / "gxx.log").string();
   int rc = sh("g++ -std=c++17 -fsyntax-only -I" + std::string(kTorchApiInclude) + " '" + (dir / "all_fixtures.cpp").string() +

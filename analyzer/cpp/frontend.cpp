@@ -12,6 +12,8 @@
 #include <clang/Basic/DiagnosticIDs.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <clang/Frontend/FrontendActions.h>
+#include <clang/Lex/Lexer.h>
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
 #include <clang/Tooling/CompilationDatabase.h>
@@ -22,7 +24,10 @@
 #include <llvm/Support/VirtualFileSystem.h>
 
 #include <array>
+#include <cstdio>
+#include <functional>
 #include <mutex>
+#include <unistd.h>
 
 #include "cpp/lower.h"
 #include "cpp/plugin_api.h"
@@ -109,8 +114,16 @@ void collectDirectiveComments(Module& m) {
 class FirstSyntaxError : public clang::DiagnosticConsumer {
  public:
   explicit FirstSyntaxError(Module& m) : m_(m), debug_(std::getenv("OOMLINT_DEBUG_CLANG") != nullptr) {}
+  /// A precompiled preamble that could not be used (stale, or built with other flags).
+  bool pchRejected() const { return pchRejected_; }
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
     clang::DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level >= clang::DiagnosticsEngine::Fatal) {
+      llvm::SmallString<128> text;
+      info.FormatDiagnostic(text);
+      llvm::StringRef t = text.str();
+      if (t.contains("precompiled header") || t.contains("PCH") || t.contains("AST file")) pchRejected_ = true;
+    }
     if (debug_ && level >= clang::DiagnosticsEngine::Warning) {
       llvm::SmallString<128> text;
       info.FormatDiagnostic(text);
@@ -139,6 +152,7 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
  private:
   Module& m_;
   bool debug_;
+  bool pchRejected_ = false;
 };
 
 /// Turns a missing #include into an empty header (or, for LibTorch names, the stand-in).
@@ -193,6 +207,106 @@ class LowerActionFactory : public clang::tooling::FrontendActionFactory {
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
 };
 
+/// Writes a precompiled header of its input to a chosen path (GeneratePCHAction takes the path
+/// from the command line, which the tool's adjusters strip).
+class WritePch : public clang::GeneratePCHAction {
+ public:
+  explicit WritePch(std::string out) : out_(std::move(out)) {}
+
+ protected:
+  bool BeginInvocation(clang::CompilerInstance& ci) override {
+    ci.getFrontendOpts().OutputFile = out_;
+    ci.getFrontendOpts().ProgramAction = clang::frontend::GeneratePCH;
+    return true;
+  }
+
+ private:
+  std::string out_;
+};
+
+class WritePchFactory : public clang::tooling::FrontendActionFactory {
+ public:
+  explicit WritePchFactory(std::string out) : out_(std::move(out)) {}
+  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<WritePch>(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Silent : public clang::DiagnosticConsumer {
+ public:
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
+    clang::DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level >= clang::DiagnosticsEngine::Error && std::getenv("OOMLINT_DEBUG_CLANG")) {
+      llvm::SmallString<128> text;
+      info.FormatDiagnostic(text);
+      llvm::errs() << "clang (preamble): " << text << "\n";
+    }
+  }
+};
+
+/// Keeps the preamble cache bounded: a project's distinct #include blocks each get a PCH (tens of
+/// MB with real LibTorch headers), so beyond kMaxPreambles the least recently written go.
+void evictOldPreambles(const std::string& dir, const std::string& keep) {
+  constexpr size_t kMaxPreambles = 12;
+  std::vector<std::pair<llvm::sys::TimePoint<>, std::string>> found;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
+    llvm::StringRef p = it->path();
+    if (!p.endswith(".pch") || p == keep) continue;
+    llvm::sys::fs::file_status st;
+    if (!llvm::sys::fs::status(p, st)) found.emplace_back(st.getLastModificationTime(), p.str());
+  }
+  if (found.size() < kMaxPreambles) return;
+  std::sort(found.begin(), found.end());
+  for (size_t i = 0; i + kMaxPreambles <= found.size(); ++i) {
+    llvm::sys::fs::remove(found[i].second);
+    llvm::sys::fs::remove(found[i].second + ".h");
+  }
+}
+
+/// The preamble a file's parses share: for bundled mode a fixed prelude (the stand-in LibTorch
+/// header and the standard headers training code includes), for real flags the file's own
+/// leading #include block. Precompiled once per (flags, text) into `cacheDir`, reused by every
+/// later parse, in this process and the next. Returns the .pch path, or "" when none can be had.
+std::string precompiledPreamble(const std::string& cacheDir, const std::vector<std::string>& flags,
+                                const std::string& preamble, const std::string& workDir,
+                                llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
+  if (cacheDir.empty() || preamble.empty()) return {};
+  std::string key = LLVM_VERSION_STRING "|" + workDir + "|" + preamble;
+  for (const std::string& f : flags) key += "|" + f;
+  size_t h = std::hash<std::string>{}(key) ^ (std::hash<std::string>{}(kBundledTorchHeader) * 31);
+  char name[64];
+  std::snprintf(name, sizeof(name), "preamble-%016zx.pch", h);
+  std::string path = cacheDir + "/" + name;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (llvm::sys::fs::exists(path)) return path;
+  if (llvm::sys::fs::create_directories(cacheDir)) return {};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // The preamble's text as a real file: the PCH refers to it, and every later parse checks it.
+  std::string header = cacheDir + "/" + name + ".h";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(header, ec);
+    if (ec) return {};
+    out << preamble;
+  }
+  clang::tooling::FixedCompilationDatabase db(workDir, flags);
+  clang::tooling::ClangTool tool(db, {header}, std::make_shared<clang::PCHContainerOperations>(), fs);
+  tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster({"-x", "c++-header"}, clang::tooling::ArgumentInsertPosition::BEGIN));
+  Silent quiet;
+  tool.setDiagnosticConsumer(&quiet);
+  tool.setPrintErrorMessage(false);
+  WritePchFactory factory(tmp);
+  if (tool.run(&factory) != 0 || quiet.getNumErrors() > 0 || llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return {};
+  }
+  evictOldPreambles(cacheDir, path);
+  return path;
+}
+
 std::string absolutePath(const std::string& path) {
   llvm::SmallString<256> abs(path);
   llvm::sys::fs::make_absolute(abs);
@@ -243,6 +357,84 @@ void dumpModel(const Module& m) {
   }
 }
 
+/// The standard headers training code includes, precompiled with the stand-in in bundled mode.
+constexpr const char* kBundledPrelude =
+    "#include <torch/torch.h>\n#include <iostream>\n";
+
+/// Compiler flags for `file` (without the compiler name and the input): the compile command's,
+/// stripped of what only a build needs, or oomlint's bundled-mode defaults.
+std::vector<std::string> flagsFor(const std::string& file, const clang::tooling::CompileCommand* cmd, std::string& directory) {
+  std::vector<std::string> flags;
+  bool header = isHeaderPath(file);
+  if (header) flags.insert(flags.end(), {"-x", "c++-header"});
+  if (!cmd) {
+    directory = ".";
+    flags.insert(flags.end(), {"-std=c++17", "-I", kBundledDir});
+    if (llvm::StringRef(file).endswith(".cu") || llvm::StringRef(file).endswith(".cuh"))
+      flags.insert(flags.end(), {"-D__global__=", "-D__device__=", "-D__host__=", "-D__shared__=", "-D__CUDACC__"});
+  } else {
+    directory = cmd->Directory;
+    std::string given = cmd->Filename;
+    llvm::SmallString<256> givenAbs(given);
+    if (!llvm::sys::path::is_absolute(givenAbs)) {
+      givenAbs = directory;
+      llvm::sys::path::append(givenAbs, given);
+    }
+    const std::vector<std::string>& cl = cmd->CommandLine;
+    for (size_t i = 1; i < cl.size(); ++i) {
+      const std::string& a = cl[i];
+      if (a == given || a == file || a == givenAbs.str()) continue;
+      if (a == "-c" || a == "-MD" || a == "-MMD" || a == "-M" || a == "-MM") continue;
+      if (a == "-o" || a == "-MF" || a == "-MT" || a == "-MQ") {
+        ++i;
+        continue;
+      }
+      if (llvm::StringRef(a).startswith("-o") && a.size() > 2) continue;
+      flags.push_back(a);
+    }
+    // Real headers win; the stand-in only fills in when LibTorch's are not on the paths.
+    flags.insert(flags.end(), {"-idirafter", kBundledDir});
+  }
+  flags.insert(flags.end(), {"-w", "-ferror-limit=0", "-Qunused-arguments", "-fno-caret-diagnostics",
+                             "-Wno-unknown-warning-option", "-resource-dir=" OOMLINT_CLANG_RESOURCE_DIR});
+  return flags;
+}
+
+llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> bundledFiles() {
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  memory->addFile(std::string(kBundledDir) + "/torch/torch.h", 0, llvm::MemoryBuffer::getMemBuffer(kBundledTorchHeader));
+  for (const char* name : kTorchHeaders)
+    memory->addFile(std::string(kBundledDir) + "/" + name, 0, llvm::MemoryBuffer::getMemBuffer("#include <torch/torch.h>\n"));
+  memory->addFile(std::string(kMissingDir) + "/.keep", 0, llvm::MemoryBuffer::getMemBuffer(""));
+  return memory;
+}
+
+/// One Clang run over `source`: fills `m` (module, syntax issue). False when Clang did not run.
+bool parseOnce(Module& m, const std::string& file, const std::string& directory, std::vector<std::string> flags,
+               const std::string& pch, bool& pchRejected) {
+  auto memory = bundledFiles();
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+  overlay->pushOverlay(memory);
+  if (!pch.empty()) flags.insert(flags.end(), {"-include-pch", pch});
+  clang::tooling::FixedCompilationDatabase db(directory, flags);
+  clang::tooling::ClangTool tool(db, {file}, std::make_shared<clang::PCHContainerOperations>(), overlay);
+  tool.mapVirtualFile(file, m.source);
+  FirstSyntaxError diagnostics(m);
+  tool.setDiagnosticConsumer(&diagnostics);
+  tool.setPrintErrorMessage(false);
+  LowerActionFactory factory(m, memory);
+  tool.run(&factory);
+  pchRejected = diagnostics.pchRejected();
+  return !m.functions.empty();
+}
+
+std::string defaultPchDir() {
+  if (const char* d = std::getenv("OOMLINT_PCH_DIR")) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/oomlint/pch";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/oomlint/pch";
+  return {};
+}
+
 }  // namespace
 }  // namespace oomlint::cpp
 
@@ -250,12 +442,16 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
                                                                              oomlint::cpp::ParseResult& res) {
   using namespace oomlint;
   using namespace oomlint::cpp;
-  auto m = std::make_unique<Module>();
-  m->lang = Lang::Cpp;
-  m->path = req.path;
-  m->source = req.source;
-  computeLineStarts(*m);
-  collectDirectiveComments(*m);
+  auto fresh = [&] {
+    auto m = std::make_unique<Module>();
+    m->lang = Lang::Cpp;
+    m->path = req.path;
+    m->source = req.source;
+    computeLineStarts(*m);
+    collectDirectiveComments(*m);
+    return m;
+  };
+  std::unique_ptr<Module> m = fresh();
 
   std::string file = absolutePath(req.path.empty() || req.path == "-" ? "stdin.cpp" : req.path);
   std::string dbError;
@@ -264,40 +460,39 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
     res.error = dbError;
     return;
   }
-  bool bundled = db == nullptr;
+  std::vector<clang::tooling::CompileCommand> commands;
+  if (db) commands = db->getCompileCommands(file);
+  bool bundled = commands.empty();
   res.mode = bundled ? "bundled" : "compile_commands";
+  std::string directory;
+  std::vector<std::string> flags = flagsFor(file, bundled ? nullptr : &commands.front(), directory);
+
+  // The shared preamble, precompiled: the bundled prelude, or the file's own #include block.
+  std::string preamble;
   if (bundled) {
-    std::vector<std::string> flags = {"-std=c++17"};
-    if (llvm::StringRef(file).endswith(".cu") || llvm::StringRef(file).endswith(".cuh"))
-      flags.insert(flags.end(), {"-D__global__=", "-D__device__=", "-D__host__=", "-D__shared__=", "-D__CUDACC__"});
-    db = std::make_unique<clang::tooling::FixedCompilationDatabase>(".", flags);
+    preamble = kBundledPrelude;
+  } else {
+    clang::LangOptions lo;
+    lo.CPlusPlus = lo.CPlusPlus11 = lo.CPlusPlus14 = lo.CPlusPlus17 = true;
+    clang::PreambleBounds bounds = clang::Lexer::ComputePreamble(m->source, lo);
+    preamble = m->source.substr(0, bounds.Size);
   }
-
-  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  memory->addFile(std::string(kBundledDir) + "/torch/torch.h", 0, llvm::MemoryBuffer::getMemBuffer(kBundledTorchHeader));
-  for (const char* name : kTorchHeaders)
-    memory->addFile(std::string(kBundledDir) + "/" + name, 0, llvm::MemoryBuffer::getMemBuffer("#include <torch/torch.h>\n"));
-  memory->addFile(std::string(kMissingDir) + "/.keep", 0, llvm::MemoryBuffer::getMemBuffer(""));
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
-  overlay->pushOverlay(memory);
-
-  clang::tooling::ClangTool tool(*db, {file}, std::make_shared<clang::PCHContainerOperations>(), overlay);
-  tool.mapVirtualFile(file, m->source);
-  std::vector<std::string> extra = {"-fsyntax-only", "-w", "-ferror-limit=0", "-Qunused-arguments", "-fno-caret-diagnostics",
-                                    "-Wno-unknown-warning-option", "-resource-dir=" OOMLINT_CLANG_RESOURCE_DIR};
-  if (isHeaderPath(file)) extra.insert(extra.end(), {"-x", "c++-header"});
-  tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(extra, clang::tooling::ArgumentInsertPosition::END));
-  // Bundled mode: the stand-in wins over any LibTorch headers on the default paths (a partial
-  // install would otherwise mix both). With real flags it only fills in for missing headers.
-  std::vector<std::string> include = bundled ? std::vector<std::string>{"-I", kBundledDir}
-                                             : std::vector<std::string>{"-idirafter", kBundledDir};
-  tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(include, clang::tooling::ArgumentInsertPosition::BEGIN));
-  FirstSyntaxError diagnostics(*m);
-  tool.setDiagnosticConsumer(&diagnostics);
-  tool.setPrintErrorMessage(false);
-  LowerActionFactory factory(*m, memory);
-  tool.run(&factory);
-  if (m->functions.empty()) {
+  std::string pchDir = std::getenv("OOMLINT_NO_PCH") ? std::string() : defaultPchDir();
+  std::string pch;
+  if (!pchDir.empty() && !preamble.empty()) {
+    auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+    overlay->pushOverlay(bundledFiles());
+    pch = precompiledPreamble(pchDir, flags, preamble, directory, overlay);
+  }
+  bool pchRejected = false;
+  bool ran = parseOnce(*m, file, directory, flags, pch, pchRejected);
+  if (pchRejected) {
+    // Stale (a header changed since) or incompatible: drop it, parse without, rebuild next time.
+    llvm::sys::fs::remove(pch);
+    m = fresh();
+    ran = parseOnce(*m, file, directory, flags, "", pchRejected);
+  }
+  if (!ran) {
     // Clang could not run (bad flags in compile_commands.json): say so, do not guess.
     res.error = "Clang could not parse " + req.path + (bundled ? std::string() : " with its compile_commands.json flags");
     return;

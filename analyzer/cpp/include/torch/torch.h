@@ -401,7 +401,9 @@ template <class Contained> class ModuleHolder {
   ModuleHolder();
   ModuleHolder(std::nullptr_t);
   ModuleHolder(std::shared_ptr<Contained> module);
-  template <class Head, class... Tail, class = std::enable_if_t<!std::is_same_v<std::decay_t<Head>, std::nullptr_t>>>
+  template <class Head, class... Tail,
+            class = std::enable_if_t<!std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
+                                     !std::is_same_v<std::decay_t<Head>, std::shared_ptr<Contained>>>>
   explicit ModuleHolder(Head&& head, Tail&&... tail);
   Contained* operator->();
   const Contained* operator->() const;
@@ -418,7 +420,7 @@ class Module : public std::enable_shared_from_this<Module> {
   Module();
   explicit Module(std::string name);
   virtual ~Module();
-  template <class M> ModuleHolder<M> register_module(std::string name, ModuleHolder<M> module_holder);
+  template <class M> std::shared_ptr<M> register_module(std::string name, ModuleHolder<M> module_holder);
   template <class M> std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module);
   Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
   Tensor& register_buffer(std::string name, Tensor tensor);
