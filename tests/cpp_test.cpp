@@ -48,6 +48,10 @@ std::set<uint32_t> linesWith(const FileResult& r, std::string_view code) {
   return out;
 }
 
+/// A path for in-memory documents away from any compile_commands.json (the build tree has one,
+/// and a file under it would be read with oomlint's own flags, as clang-tidy would).
+std::string docPath(const std::string& name) { return (fs::temp_directory_path() / ("oomlint_cpp_doc_" + name)).string(); }
+
 /// A LibTorch loop that accumulates the loss with its graph on `line` (the `total += loss;`).
 std::string leakyCpp(const std::string& lineComment = "", const std::string& before = "") {
   return "#include <torch/torch.h>\n"                                                   // 1
@@ -112,7 +116,7 @@ TEST(Cpp, NolintFormsSuppressAsClangTidyReadsThem) {
       {"", "// NOLINTBEGIN(oom102)\n", false},
   };
   for (const Case& c : cases) {
-    FileResult r = checkSource("leak.cpp", leakyCpp(c.comment, c.before), everyRule());
+    FileResult r = checkSource(docPath("leak.cpp"), leakyCpp(c.comment, c.before), everyRule());
     ASSERT_TRUE(r.skippedReason.empty()) << r.skippedReason;
     uint32_t leakLine = c.before.empty() ? 10 : 11;
     EXPECT_EQ(c.suppressed ? std::set<uint32_t>{} : std::set<uint32_t>{leakLine}, linesWith(r, "OOM101"))
@@ -123,10 +127,10 @@ TEST(Cpp, NolintFormsSuppressAsClangTidyReadsThem) {
   size_t at = src.find("    total += loss;");
   std::string next = src;
   next.insert(at, "    // NOLINTNEXTLINE(oom101)\n");
-  EXPECT_TRUE(linesWith(checkSource("leak.cpp", next, everyRule()), "OOM101").empty());
+  EXPECT_TRUE(linesWith(checkSource(docPath("leak.cpp"), next, everyRule()), "OOM101").empty());
   std::string ranged = src;
   ranged.insert(at, "    // NOLINTBEGIN\n    // NOLINTEND\n");
-  EXPECT_EQ(std::set<uint32_t>{12}, linesWith(checkSource("leak.cpp", ranged, everyRule()), "OOM101"));
+  EXPECT_EQ(std::set<uint32_t>{12}, linesWith(checkSource(docPath("leak.cpp"), ranged, everyRule()), "OOM101"));
 }
 
 TEST(Cpp, CompileCommandsGiveTheFilesRealFlags) {
@@ -160,9 +164,28 @@ TEST(Cpp, CompileCommandsGiveTheFilesRealFlags) {
   fs::remove_all(dir);
 }
 
+TEST(Cpp, BuildDatabasesCannotMakeClangLoadCode) {
+  // A pull request can carry its own compile_commands.json: flags that would make Clang dlopen a
+  // plugin are dropped (were they kept, Clang would fail to load these and parse nothing).
+  fs::path dir = tempDir("plugins");
+  spit(dir / "train.cpp", leakyCpp());
+  spit(dir / "compile_commands.json",
+       "[{\"directory\": \"" + dir.string() + "\", \"file\": \"train.cpp\", \"arguments\": [\"c++\", \"-std=c++17\", "
+       "\"-fplugin=/nonexistent/evil.so\", \"-fpass-plugin=/nonexistent/evil2.so\", \"-Xclang\", \"-load\", \"-Xclang\", "
+       "\"/nonexistent/evil3.so\", \"-Xclang\", \"-add-plugin\", \"-Xclang\", \"evil\", \"-c\", \"train.cpp\"]}]\n");
+  std::string error, mode;
+  std::unique_ptr<Module> m = cpp::parse((dir / "train.cpp").string(), leakyCpp(), error, &mode);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ("compile_commands", mode);
+  std::vector<Finding> findings = analyzeModule(*m, everyRule());
+  ASSERT_EQ(1u, findings.size());
+  EXPECT_EQ("OOM101", findings[0].code);
+  fs::remove_all(dir);
+}
+
 TEST(Cpp, AMissingHeaderDoesNotCostTheAnalysis) {
   std::string src = leakyCpp("", "#include \"project/does_not_exist.h\"\n#include <torch/not_a_real_header.h>\n");
-  FileResult r = checkSource("leak.cpp", src, everyRule());
+  FileResult r = checkSource(docPath("leak.cpp"), src, everyRule());
   EXPECT_EQ(std::set<uint32_t>{12}, linesWith(r, "OOM101"));
   EXPECT_TRUE(linesWith(r, "OOM000").empty());
 }
@@ -170,7 +193,7 @@ TEST(Cpp, AMissingHeaderDoesNotCostTheAnalysis) {
 TEST(Cpp, SyntaxErrorIsReportedAndTheRestStillAnalysed) {
   std::string src = leakyCpp();
   src += "void broken( {\n";
-  FileResult r = checkSource("leak.cpp", src, everyRule());
+  FileResult r = checkSource(docPath("leak.cpp"), src, everyRule());
   EXPECT_EQ(std::set<uint32_t>{10}, linesWith(r, "OOM101"));
   EXPECT_EQ(1u, linesWith(r, "OOM000").size());
 }
@@ -182,7 +205,7 @@ TEST(Cpp, BadBytesNeverCrashTheFrontEnd) {
   for (int i = 0; i < 4096; ++i) binary += static_cast<char>((i * 7919) & 0xff);
   std::string deep = "#include <torch/torch.h>\nint f() { return " + std::string(5000, '(') + "1" + std::string(5000, ')') + "; }\n";
   for (const std::string& s : {nul, binary + "torch", deep, std::string("torch"), std::string("\xff\xfe torch \x80")}) {
-    FileResult r = checkSource("bad.cpp", s, everyRule());
+    FileResult r = checkSource(docPath("bad.cpp"), s, everyRule());
     EXPECT_TRUE(r.skippedReason.empty()) << r.skippedReason;
   }
 }
@@ -190,7 +213,7 @@ TEST(Cpp, BadBytesNeverCrashTheFrontEnd) {
 TEST(Cpp, FilesWithoutLibTorchAreNotParsed) {
   // No torch / ATen / c10 in the text: nothing for the rules, and Clang is not run at all (a
   // syntax error would otherwise show).
-  FileResult r = checkSource("plain.cpp", "int main() { return 0 }\n", everyRule());
+  FileResult r = checkSource(docPath("plain.cpp"), "int main() { return 0 }\n", everyRule());
   EXPECT_TRUE(r.findings.empty());
 }
 

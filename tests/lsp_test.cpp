@@ -306,3 +306,44 @@ TEST(Lsp, FuzzerFoundInputsAreAnsweredNotCrashedOn) {
   c.request(6, "textDocument/codeAction", {{"textDocument", {{"uri", "file:///t.py"}}}, {"range", 7}});
   EXPECT_EQ(-32602, c.response(6)["error"]["code"]);
 }
+
+TEST(Lsp, CppDocumentsGetDiagnosticsAndNolintQuickFixes) {
+  // A LibTorch file: parsed by the C++ front end from the editor's buffer, not from disk.
+  const std::string src =
+      "#include <torch/torch.h>\n"
+      "#include <vector>\n"
+      "double train(torch::nn::Linear& model, torch::optim::SGD& opt, std::vector<torch::Tensor>& xs) {\n"
+      "  torch::Tensor total = torch::zeros({1});\n"
+      "  for (auto& x : xs) {\n"
+      "    opt.zero_grad();\n"
+      "    auto loss = model(x).pow(2).mean();\n"
+      "    loss.backward();\n"
+      "    opt.step();\n"
+      "    total += loss;\n"
+      "  }\n"
+      "  return total.item<double>();\n"
+      "}\n";
+  LspClient c;
+  c.initialize();
+  std::string uri = "file:///tmp/oomlint_lsp_train.cpp";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "cpp"}, {"version", 1}, {"text", src}}}});
+  json diags = c.diagnosticsFor(uri);
+  ASSERT_EQ(1u, diags.size());
+  EXPECT_EQ("OOM101", diags[0]["code"]);
+  EXPECT_EQ(9, diags[0]["range"]["start"]["line"]);
+  c.request(2, "textDocument/codeAction",
+            {{"textDocument", {{"uri", uri}}}, {"range", diags[0]["range"]}, {"context", {{"diagnostics", diags}}}});
+  json actions = c.response(2)["result"];
+  ASSERT_GE(actions.size(), 2u);
+  std::string fixed = applyEdit(src, actions[0]["edit"]["changes"][uri][0]);
+  EXPECT_NE(std::string::npos, fixed.find("total += loss.item<double>();"));
+  std::string suppressed = applyEdit(src, actions[1]["edit"]["changes"][uri][0]);
+  EXPECT_NE(std::string::npos, suppressed.find("total += loss;  // NOLINT(OOM101)\n"));
+  // Editing the buffer re-analyses it: with the fix typed in, the diagnostic goes away.
+  c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 2}}}, {"contentChanges", json::array({{{"text", fixed}}})}});
+  EXPECT_EQ(0u, c.diagnosticsFor(uri).size());
+  c.request(3, "shutdown", nullptr);
+  EXPECT_TRUE(c.response(3).contains("result"));
+  c.notify("exit", nullptr);
+  EXPECT_EQ(0, c.wait());
+}

@@ -15,6 +15,7 @@ namespace fs = std::filesystem;
 using testutil::kLeaky;
 using testutil::sh;
 using testutil::slurp;
+using testutil::spit;
 
 namespace {
 
@@ -94,4 +95,20 @@ TEST_F(Tools, DebianPackageContainsAWorkingOomlint) {
   EXPECT_TRUE(fs::exists(dir / "root/usr/share/bash-completion/completions/oomlint"));
   ASSERT_EQ(0, sh("dpkg-deb -f '" + deb + "' Depends > '" + (dir / "deps.txt").string() + "'"));
   EXPECT_NE(std::string::npos, slurp(dir / "deps.txt").find("libtree-sitter")) << slurp(dir / "deps.txt");
+  // The C++ front end ships in the package, is found from the installed layout, and its Clang
+  // libraries are declared dependencies.
+  EXPECT_NE(std::string::npos, slurp(dir / "deps.txt").find("libclang-cpp14")) << slurp(dir / "deps.txt");
+  ASSERT_TRUE(fs::exists(dir / "root/usr/lib/oomlint/liboomlint-cpp.so"));
+  spit(dir / "work" / "train.cpp",
+       "#include <torch/torch.h>\n#include <vector>\n"
+       "double f(torch::nn::Linear& m, torch::optim::SGD& o, std::vector<torch::Tensor>& xs) {\n"
+       "  torch::Tensor total = torch::zeros({1});\n"
+       "  for (auto& x : xs) {\n    o.zero_grad();\n    auto loss = m(x).sum();\n    loss.backward();\n    o.step();\n"
+       "    total += loss;\n  }\n  return total.item<double>();\n}\n");
+  EXPECT_EQ(1, sh("cd '" + (dir / "work").string() + "' && '" + (dir / "root/usr/bin/oomlint").string() +
+                  "' check --no-cache --output-format concise train.cpp > '" + (dir / "cpp.txt").string() + "' 2>&1"));
+  EXPECT_NE(std::string::npos, slurp(dir / "cpp.txt").find("train.cpp:10:5: OOM101")) << slurp(dir / "cpp.txt");
+  // Installable: apt resolves every declared dependency for the .deb (simulated, nothing changes).
+  EXPECT_EQ(0, sh("apt-get install --simulate --no-install-recommends '" + deb + "' > '" + (dir / "apt.txt").string() + "' 2>&1"))
+      << slurp(dir / "apt.txt");
 }

@@ -111,9 +111,12 @@ void collectDirectiveComments(Module& m) {
 
 /// Keeps the first syntax error of the main file; semantic errors are expected in bundled mode
 /// (the stand-in header does not declare everything) and say nothing about the user's code.
+/// In bundled mode even some "parse issues" are echoes of an undeclared name (`foo<float>(x)`
+/// with `foo` unknown reads as a comparison), so only errors no declaration can cause count there.
 class FirstSyntaxError : public clang::DiagnosticConsumer {
  public:
-  explicit FirstSyntaxError(Module& m) : m_(m), debug_(std::getenv("OOMLINT_DEBUG_CLANG") != nullptr) {}
+  FirstSyntaxError(Module& m, bool bundled)
+      : m_(m), bundled_(bundled), debug_(std::getenv("OOMLINT_DEBUG_CLANG") != nullptr) {}
   /// A precompiled preamble that could not be used (stale, or built with other flags).
   bool pchRejected() const { return pchRejected_; }
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
@@ -138,6 +141,10 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
     if (!sm.isWrittenInMainFile(loc)) return;
     llvm::SmallString<128> text;
     info.FormatDiagnostic(text);
+    llvm::StringRef t = text.str();
+    if (bundled_ && !(t.startswith("expected ';'") || t.startswith("expected '}'") || t.startswith("extraneous closing brace") ||
+                      t.startswith("missing terminating") || t.startswith("unterminated")))
+      return;
     SyntaxIssue issue;
     uint32_t off = sm.getFileOffset(loc);
     issue.span.begin = issue.span.end = off;
@@ -151,6 +158,7 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
 
  private:
   Module& m_;
+  bool bundled_;
   bool debug_;
   bool pchRejected_ = false;
 };
@@ -292,7 +300,16 @@ std::string precompiledPreamble(const std::string& cacheDir, const std::vector<s
     if (ec) return {};
     out << preamble;
   }
-  clang::tooling::FixedCompilationDatabase db(workDir, flags);
+  // The preamble is a header whatever the file is: its own `-x` goes, `-x c++-header` comes first.
+  std::vector<std::string> pchFlags;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i] == "-x" && i + 1 < flags.size()) {
+      ++i;
+      continue;
+    }
+    pchFlags.push_back(flags[i]);
+  }
+  clang::tooling::FixedCompilationDatabase db(workDir, pchFlags);
   clang::tooling::ClangTool tool(db, {header}, std::make_shared<clang::PCHContainerOperations>(), fs);
   tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster({"-x", "c++-header"}, clang::tooling::ArgumentInsertPosition::BEGIN));
   Silent quiet;
@@ -366,11 +383,15 @@ constexpr const char* kBundledPrelude =
 std::vector<std::string> flagsFor(const std::string& file, const clang::tooling::CompileCommand* cmd, std::string& directory) {
   std::vector<std::string> flags;
   bool header = isHeaderPath(file);
+  bool cuda = llvm::StringRef(file).endswith(".cu") || llvm::StringRef(file).endswith(".cuh");
   if (header) flags.insert(flags.end(), {"-x", "c++-header"});
   if (!cmd) {
     directory = ".";
+    // CUDA sources are read as C++ (host code is what the rules read; Clang's CUDA mode would
+    // want a CUDA installation), with the CUDA keywords defined away.
+    if (cuda && !header) flags.insert(flags.end(), {"-x", "c++"});
     flags.insert(flags.end(), {"-std=c++17", "-I", kBundledDir});
-    if (llvm::StringRef(file).endswith(".cu") || llvm::StringRef(file).endswith(".cuh"))
+    if (cuda)
       flags.insert(flags.end(), {"-D__global__=", "-D__device__=", "-D__host__=", "-D__shared__=", "-D__CUDACC__"});
   } else {
     directory = cmd->Directory;
@@ -390,6 +411,17 @@ std::vector<std::string> flagsFor(const std::string& file, const clang::tooling:
         continue;
       }
       if (llvm::StringRef(a).startswith("-o") && a.size() > 2) continue;
+      // Never load code named by a (possibly untrusted) build database: Clang plugins are
+      // shared objects it would dlopen.
+      if (llvm::StringRef(a).startswith("-fplugin") || llvm::StringRef(a).startswith("-fpass-plugin")) continue;
+      if (a == "-Xclang" && i + 1 < cl.size()) {
+        llvm::StringRef next = cl[i + 1];
+        if (next == "-load" || next == "-plugin" || next == "-add-plugin" || next.startswith("-plugin-arg")) {
+          ++i;                                                      // `-Xclang -load`
+          if (i + 2 < cl.size() && cl[i + 1] == "-Xclang") i += 2;  // `-Xclang evil.so`
+          continue;
+        }
+      }
       flags.push_back(a);
     }
     // Real headers win; the stand-in only fills in when LibTorch's are not on the paths.
@@ -411,7 +443,7 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> bundledFiles() {
 
 /// One Clang run over `source`: fills `m` (module, syntax issue). False when Clang did not run.
 bool parseOnce(Module& m, const std::string& file, const std::string& directory, std::vector<std::string> flags,
-               const std::string& pch, bool& pchRejected) {
+               const std::string& pch, bool bundled, bool& pchRejected) {
   auto memory = bundledFiles();
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
   overlay->pushOverlay(memory);
@@ -419,7 +451,7 @@ bool parseOnce(Module& m, const std::string& file, const std::string& directory,
   clang::tooling::FixedCompilationDatabase db(directory, flags);
   clang::tooling::ClangTool tool(db, {file}, std::make_shared<clang::PCHContainerOperations>(), overlay);
   tool.mapVirtualFile(file, m.source);
-  FirstSyntaxError diagnostics(m);
+  FirstSyntaxError diagnostics(m, bundled);
   tool.setDiagnosticConsumer(&diagnostics);
   tool.setPrintErrorMessage(false);
   LowerActionFactory factory(m, memory);
@@ -485,12 +517,12 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
     pch = precompiledPreamble(pchDir, flags, preamble, directory, overlay);
   }
   bool pchRejected = false;
-  bool ran = parseOnce(*m, file, directory, flags, pch, pchRejected);
+  bool ran = parseOnce(*m, file, directory, flags, pch, bundled, pchRejected);
   if (pchRejected) {
     // Stale (a header changed since) or incompatible: drop it, parse without, rebuild next time.
     llvm::sys::fs::remove(pch);
     m = fresh();
-    ran = parseOnce(*m, file, directory, flags, "", pchRejected);
+    ran = parseOnce(*m, file, directory, flags, "", bundled, pchRejected);
   }
   if (!ran) {
     // Clang could not run (bad flags in compile_commands.json): say so, do not guess.

@@ -1,3 +1,4 @@
+#include "cpp/loader.h"
 #include "lsp/server.h"
 
 #include <tree_sitter/api.h>
@@ -88,6 +89,7 @@ class Server {
  private:
   Transport io_;
   bool initialized_ = false;
+  bool cppErrorShown_ = false;  // the C++ front end's absence is said once, not per keystroke
   bool shutdown_ = false;
   bool utf8_ = false;  // negotiated position encoding
   std::map<std::string, std::unique_ptr<Document>> docs_;
@@ -297,12 +299,28 @@ class Server {
   bool isPython(const Document& d) const {
     return d.languageId == "python" || isPythonPath(d.path);
   }
+  bool isCpp(const Document& d) const {
+    return d.languageId == "cpp" || d.languageId == "cuda" || d.languageId == "cuda-cpp" ||
+           (!isPython(d) && isCppPath(d.path));
+  }
 
   void analyze(Document& d) {
     d.findings.clear();
     d.module.reset();
-    if (isPython(d) && d.text.find('\0') == std::string::npos) {
-      d.module = python::parseIncremental(d.path, d.text, &d.tree);
+    bool python = isPython(d) && d.text.find('\0') == std::string::npos;
+    bool cpp = !python && isCpp(d);
+    if (cpp && (d.text.find("torch") != std::string::npos || d.text.find("ATen") != std::string::npos ||
+                d.text.find("c10") != std::string::npos)) {
+      std::string error;
+      // The editor's buffer, parsed as the file on disk would be (its compile_commands.json).
+      d.module = cpp::parse(d.path, d.text, error);
+      if (!d.module && !cppErrorShown_) {
+        cppErrorShown_ = true;
+        notify("window/showMessage", {{"type", 2}, {"message", "oomlint: " + error}});
+      }
+    }
+    if (python) d.module = python::parseIncremental(d.path, d.text, &d.tree);
+    if (d.module) {
       CheckOptions opts;
       try {
         ConfigResolver resolver{CliOverrides{}};
@@ -314,7 +332,6 @@ class Server {
       }
       d.findings = analyzeModule(*d.module, opts);
     }
-    // C++ documents get diagnostics once the C++ front end is built in; until then none.
     notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", diagnostics(d)}});
   }
 
@@ -374,7 +391,8 @@ class Server {
                              {"isPreferred", f.fix.applicability == Applicability::Safe},
                              {"edit", {{"changes", {{d->uri, edits}}}}}});
         }
-        actions.push_back({{"title", "Suppress " + std::string(f.code) + " with `# noqa: " + std::string(f.code) + "`"},
+        std::string how = d->module->lang == Lang::Cpp ? "`// NOLINT(" + std::string(f.code) + ")`" : "`# noqa: " + std::string(f.code) + "`";
+        actions.push_back({{"title", "Suppress " + std::string(f.code) + " with " + how},
                            {"kind", "quickfix"},
                            {"diagnostics", json::array({diag})},
                            {"edit", {{"changes", {{d->uri, json::array({noqaEdit(*d, f)})}}}}}});
@@ -393,19 +411,23 @@ class Server {
     return actions;
   }
 
-  /// Appends `# noqa: CODE` to the finding's line, or adds the code to a directive already there.
+  /// Appends `# noqa: CODE` (C++: `// NOLINT(CODE)`) to the finding's line, or adds the code to
+  /// a directive of the same kind already there.
   json noqaEdit(const Document& d, const Finding& f) const {
     const Module& m = *d.module;
+    const bool cpp = m.lang == Lang::Cpp;
     for (const NoqaDirective& dir : collectNoqa(m)) {
-      if (dir.fileLevel || dir.line != f.span.line || dir.all) continue;
+      if (dir.fileLevel || dir.line != f.span.line || dir.all || dir.scope != NoqaDirective::Scope::Line) continue;
+      if (cpp != dir.nolint) continue;
       std::string codes;
       for (const std::string& c : dir.codes) codes += (codes.empty() ? "" : ", ") + c;
       codes += (codes.empty() ? "" : ", ") + std::string(f.code);
-      return {{"range", rangeOf(d.text, dir.begin, dir.end)}, {"newText", "# noqa: " + codes}};
+      return {{"range", rangeOf(d.text, dir.begin, dir.end)}, {"newText", cpp ? "NOLINT(" + codes + ")" : "# noqa: " + codes}};
     }
     uint32_t lineEnd = f.span.line < m.lineStarts.size() ? m.lineStarts[f.span.line] : static_cast<uint32_t>(d.text.size());
     while (lineEnd > 0 && lineEnd > m.lineStarts[f.span.line - 1] && (d.text[lineEnd - 1] == '\n' || d.text[lineEnd - 1] == '\r')) --lineEnd;
-    return {{"range", rangeOf(d.text, lineEnd, lineEnd)}, {"newText", "  # noqa: " + std::string(f.code)}};
+    return {{"range", rangeOf(d.text, lineEnd, lineEnd)},
+            {"newText", cpp ? "  // NOLINT(" + std::string(f.code) + ")" : "  # noqa: " + std::string(f.code)}};
   }
 
   json hover(json& params) {

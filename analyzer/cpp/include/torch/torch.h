@@ -298,6 +298,10 @@ class Context {
 };
 Context& globalContext();
 
+namespace Reduction {
+enum Reduction { None, Mean, Sum, END };
+}  // namespace Reduction
+
 struct AutoGradMode {
   AutoGradMode(bool enabled);
   ~AutoGradMode();
