@@ -11,15 +11,25 @@ opts=("$@")
 [[ ${#opts[@]} -eq 0 ]] && opts=(-runs=3000)
 mkdir -p "$root/crashes"
 repo="$(cd "$root/.." && pwd)"
-for t in python_rules fix lsp config; do
+# Each C++ input is a Clang run (~0.1 s): with a fixed number of runs (CI), that target gets a
+# tenth of them, still covering every seed.
+targets=(python_rules fix lsp config)
+[[ -x "$build/fuzz/cpp_rules_fuzz" ]] && targets+=(cpp_rules)
+for t in "${targets[@]}"; do
   case "$t" in
     python_rules) seeds=("$repo/fixtures/python" "$repo/examples") ;;
     fix) seeds=("$repo/fixtures/python") ;;
+    cpp_rules) seeds=("$repo/fixtures/cpp" "$repo/examples/cpp") ;;
     *) seeds=("$root/corpus/$t") ;;
   esac
+  topts=()
+  for o in "${opts[@]}"; do
+    if [[ "$t" == cpp_rules && "$o" == -runs=* ]]; then o="-runs=$(( ${o#-runs=} / 10 ))"; fi
+    topts+=("$o")
+  done
   scratch="$(mktemp -d)"
-  echo "fuzz: $t ${opts[*]}"
-  "$build/fuzz/${t}_fuzz" "${opts[@]}" -max_len=65536 -timeout=30 -rss_limit_mb=4096 \
+  echo "fuzz: $t ${topts[*]}"
+  "$build/fuzz/${t}_fuzz" "${topts[@]}" -max_len=65536 -timeout=60 -rss_limit_mb=4096 \
     -artifact_prefix="$root/crashes/${t}-" "$scratch" "${seeds[@]}" 2>&1 | tail -3
   rm -rf "$scratch"
 done

@@ -8,13 +8,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ctest --test-dir build --output-on-failure -j2
 
 # Sanitizers (the probe links an uninstrumented LibTorch, so the sanitized build leaves it out).
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLINT_SANITIZE=ON -DOOMLINT_RUNTIME_CHECK=OFF >/dev/null
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLINT_SANITIZE=ON -DOOMLINT_CPP_FRONTEND=ON -DOOMLINT_RUNTIME_CHECK=OFF >/dev/null
 cmake --build build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2
 
 # Fuzz smoke run: a fixed number of inputs per target (long runs are done by hand, see fuzz/run.sh).
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLINT_FUZZ=ON \
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLINT_FUZZ=ON -DOOMLINT_CPP_FRONTEND=ON \
   -DOOMLINT_RUNTIME_CHECK=OFF -DOOMLINT_BUILD_TESTS=OFF >/dev/null
 cmake --build build-fuzz
 bash fuzz/run.sh build-fuzz -runs=1500

@@ -573,34 +573,29 @@ class FactsBuilder {
     ValueFact fact;
     NodeId loop = kBoundOutsideLoops;
   };
-  using Env = std::vector<std::pair<std::string_view, Binding>>;
+  /// Variable path -> what is known about its value. Hashed: a function with 100k assignments
+  /// must not cost 100k² comparisons.
+  using Env = std::unordered_map<std::string_view, Binding>;
 
   static Binding* find(Env& env, std::string_view key) {
-    for (auto& kv : env)
-      if (kv.first == key) return &kv.second;
-    return nullptr;
+    auto it = env.find(key);
+    return it == env.end() ? nullptr : &it->second;
   }
-  static void set(Env& env, std::string_view key, Binding b) {
-    if (Binding* old = find(env, key)) *old = b;
-    else env.emplace_back(key, b);
-  }
-  static void erase(Env& env, std::string_view key) {
-    env.erase(std::remove_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == key; }), env.end());
-  }
+  static void set(Env& env, std::string_view key, Binding b) { env[key] = b; }
+  static void erase(Env& env, std::string_view key) { env.erase(key); }
 
   /// Join of two environments at a control-flow merge.
   static Env merge(const Env& a, const Env& b) {
     Env out;
     out.reserve(std::max(a.size(), b.size()));
     for (const auto& kv : a) {
-      const Binding* other = nullptr;
-      for (const auto& kb : b)
-        if (kb.first == kv.first) other = &kb.second;
+      auto found = b.find(kv.first);
+      const Binding* other = found == b.end() ? nullptr : &found->second;
       if (!other) {
         // Bound on one path only: facts unknown, lifetime ambiguous unless it was a loop-free binding.
         Binding u;
         u.loop = kBoundAmbiguous;
-        out.emplace_back(kv.first, u);
+        out.emplace(kv.first, u);
         continue;
       }
       Binding j;
@@ -608,16 +603,14 @@ class FactsBuilder {
       j.fact.device = joinTri(kv.second.fact.device, other->fact.device);
       j.fact.scalarLoss = kv.second.fact.scalarLoss && other->fact.scalarLoss;
       j.loop = kv.second.loop == other->loop ? kv.second.loop : kBoundAmbiguous;
-      out.emplace_back(kv.first, j);
+      out.emplace(kv.first, j);
     }
     for (const auto& kb : b) {
-      bool seen = false;
-      for (const auto& kv : a)
-        if (kv.first == kb.first) seen = true;
+      bool seen = a.count(kb.first) != 0;
       if (!seen) {
         Binding u;
         u.loop = kBoundAmbiguous;
-        out.emplace_back(kb.first, u);
+        out.emplace(kb.first, u);
       }
     }
     return out;
@@ -934,16 +927,17 @@ class FactsBuilder {
       Env carried = merge(before, first);
       for (auto& kv : carried) {
         // Names bound before the loop keep their binding site even if the body reassigned them.
-        for (const auto& kb : before)
-          if (kb.first == kv.first && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb.second.loop;
+        auto kb = before.find(kv.first);
+        if (kb != before.end() && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->second.loop;
       }
       once(carried);
       first = std::move(carried);
     }
     env = merge(before, first);
-    for (auto& kv : env)
-      for (const auto& kb : before)
-        if (kb.first == kv.first && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb.second.loop;
+    for (auto& kv : env) {
+      auto kb = before.find(kv.first);
+      if (kb != before.end() && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->second.loop;
+    }
     walk(env, st.orelse);
     --loopDepth_;
     currentLoop_ = savedLoop;
@@ -1051,7 +1045,7 @@ class FactsBuilder {
       loopDepth_ = 0;
       if (f.isLambda) continue;  // lambda bodies are evaluated where they appear
       // Parameters are bound before any loop of the function; their values are unknown.
-      for (uint32_t i = 0; i < f.paramCount; ++i) env.emplace_back(m_.params[f.firstParam + i].name, Binding{});
+      for (uint32_t i = 0; i < f.paramCount; ++i) env.emplace(m_.params[f.firstParam + i].name, Binding{});
       walk(env, f.body);
     }
   }
