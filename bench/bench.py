@@ -6,11 +6,17 @@ median CPU time (user + sys of the child), and each ratio is computed from those
 side by side in this run.
 
     python3 bench/bench.py [--corpus DIR] [--runs N] [--threads N]
+
+Comparisons, when their tools are there (`bash scripts/bench-deps.sh` installs them): ruff through
+@astral-sh/ruff-wasm-nodejs (its default rules, one thread, bench/ruff_wasm.js), flake8 and pylint
+from Debian on a subset; and the corpus copied 10x, with peak RSS, to show how cost grows.
 """
 import argparse
 import os
 import resource
+import shutil
 import statistics
+import tempfile
 import subprocess
 import sys
 import time
@@ -33,6 +39,12 @@ def measure(cmd, runs, cwd=None):
         walls.append(wall)
         cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return statistics.median(walls), statistics.median(cpus), max(after.ru_maxrss, 0)
+
+
+def peak_rss_mib(cmd):
+    """Peak resident memory of one run of cmd (GNU time's %M), in MiB."""
+    out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return int(out.stderr.strip().splitlines()[-1]) / 1024
 
 
 def main():
@@ -71,6 +83,37 @@ def main():
                          args.corpus], args.runs)
     rows.append(("oomlint check --select ALL", all_rules))
 
+    ruff_js = os.path.join(ROOT, "bench", "ruff_wasm.js")
+    ruff = None
+    if os.path.isdir(os.path.join(ROOT, ".deps", "ruff-wasm-nodejs")) and shutil.which("node"):
+        ruff = measure(["node", ruff_js, args.corpus], max(1, args.runs // 2))
+        rows.append(("ruff-wasm 0.17.4 (default rules, 1 thread)", ruff))
+
+    # flake8 and pylint are far slower: a subset, with oomlint on the same files.
+    subset = files[:60]
+    subset_lines = 0
+    for f in subset:
+        with open(f, "rb") as fh:
+            subset_lines += fh.read().count(b"\n")
+    subset_rows = []
+    for tool, cmd in (("flake8", ["flake8", "--exit-zero", "-j", "1"]), ("pylint", ["pylint", "--exit-zero", "-j", "1", "--disable=import-error"])):
+        if shutil.which(tool):
+            subset_rows.append((f"{tool} (Debian), {len(subset)} files", measure(cmd + subset, 1)))
+    if subset_rows:
+        subset_rows.append((f"oomlint, same {len(subset)} files", measure([oomlint, "check", "--no-cache", "--threads", "1", "--isolated",
+                                                                         "--exit-zero", "-q"] + subset, args.runs)))
+
+    # Scale: the corpus copied 10 times. Wall time should grow ~10x; memory should not (files stream).
+    scale_dir = tempfile.mkdtemp(prefix="oomlint_bench_10x_")
+    for i in range(10):
+        shutil.copytree(args.corpus, os.path.join(scale_dir, f"copy{i}"), ignore=shutil.ignore_patterns("*.so", "*.pyc", "*.h"))
+    one_x = [oomlint, "check", "--no-cache", "--threads", t, "--isolated", "--exit-zero", "-q", os.path.join(scale_dir, "copy0")]
+    ten_x = [oomlint, "check", "--no-cache", "--threads", t, "--isolated", "--exit-zero", "-q", scale_dir]
+    scale1 = measure(one_x, max(1, args.runs // 2))
+    scale10 = measure(ten_x, max(1, args.runs // 2))
+    rss1, rss10 = peak_rss_mib(one_x), peak_rss_mib(ten_x)
+    shutil.rmtree(scale_dir)
+
     one = os.path.join(ROOT, "examples", "train.py")
     startup = measure([oomlint, "check", "--no-cache", "--isolated", "--exit-zero", "-q", one], max(args.runs, 20))
     rows.append(("oomlint check examples/train.py", startup))
@@ -84,7 +127,16 @@ def main():
     print(f"oomlint CPU / bare parse CPU: {check[1] / parse[1]:.2f}x   (target <= 2.0x, issue 2; <= 1.2x, issue 7)")
     print(f"oomlint wall / bare parse wall: {check[0] / parse[0]:.2f}x")
     print(f"warm run (nothing changed): {warm[0] * 1000:.1f} ms wall median   (target < 50 ms, issue 7)")
-    print(f"start-up, one 90-line file: {startup[0] * 1000:.1f} ms wall median")
+    print(f"start-up, one 90-line file: {startup[0] * 1000:.1f} ms wall median   (target < 10 ms, issue 7)")
+    if ruff:
+        print(f"oomlint wall / ruff-wasm wall: {check[0] / ruff[0]:.2f}x   (target <= 0.3x, issue 7); "
+              f"per core: oomlint {lines / check[1]:,.0f} lines/s, ruff-wasm {lines / ruff[0]:,.0f} lines/s")
+    else:
+        print("ruff-wasm: not fetched (bash scripts/bench-deps.sh)")
+    for name, (wall, cpu, _) in subset_rows:
+        print(f"{name:40} {wall:9.3f} s wall {subset_lines / wall:13,.0f} lines/s")
+    print(f"10x corpus: {scale10[0]:.2f} s vs 1x {scale1[0]:.2f} s = {scale10[0] / scale1[0]:.2f}x   (target <= 11x); "
+          f"peak RSS {rss10:.0f} MiB vs {rss1:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@ Opens a ~5,000-line training file in `oomlint server` over stdio, then sends N s
 incremental edits (alternately introducing and removing a finding) and prints median and p99.
 
     python3 bench/lsp_latency.py [--server build/oomlint] [--edits 200] [--lines 5000]
+
+It also prints the server's resident memory (VmRSS) after the open and after the last edit:
+`--edits 10000` shows whether memory stays bounded under a long editing session.
 """
 import argparse
 import json
@@ -27,6 +30,14 @@ def train_{i}(model, loader, optimizer, criterion):
         total += loss.item()
     return total
 '''
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
 
 
 def main():
@@ -70,6 +81,8 @@ def main():
     send({"jsonrpc": "2.0", "method": "textDocument/didOpen",
           "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}})
     wait_diags()
+    rss_open = rss_kib(p.pid)
+    rss_mid = None
     times = []
     leaky = False
     for v in range(args.edits):
@@ -84,8 +97,11 @@ def main():
               "params": {"textDocument": {"uri": uri, "version": v + 2}, "contentChanges": [{"range": rng, "text": new}]}})
         d = wait_diags()
         times.append((time.perf_counter() - t0) * 1000)
+        if v == args.edits // 10:
+            rss_mid = rss_kib(p.pid)
         leaky = not leaky
         assert (len(d) == 1) == leaky, "diagnostics do not follow the edit"
+    rss_end = rss_kib(p.pid)
     send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
     recv()
     send({"jsonrpc": "2.0", "method": "exit"})
@@ -94,6 +110,8 @@ def main():
     p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
     print(f"{text.count(chr(10))} lines, {args.edits} one-line edits: median {statistics.median(times):.2f} ms, "
           f"p99 {p99:.2f} ms, max {times[-1]:.2f} ms (didChange -> publishDiagnostics)")
+    print(f"server RSS: {rss_open / 1024:.1f} MiB after open, {rss_mid / 1024:.1f} MiB after {args.edits // 10 + 1} edits, "
+          f"{rss_end / 1024:.1f} MiB after {args.edits} edits")
 
 
 if __name__ == "__main__":

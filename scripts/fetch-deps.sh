@@ -36,6 +36,14 @@ fetch tree-sitter-python 0.23.6 \
   'sha512-yIM9z0oxKIxT7bAtPOhgoVl6gTXlmlIhue7liFT4oBPF/lha7Ha4dQBS82Av6hMMRZoVnFJI8M6mL+SwWoLD3A==' \
   "$deps/tree-sitter-python"
 
+if [[ "${1:-}" == "--bench" ]]; then
+  # Benchmarks only (bench/bench.py): ruff compiled to WebAssembly, the reference linter.
+  fetch @astral-sh/ruff-wasm-nodejs 0.17.4 \
+    'sha512-pEaJDh/ZUyfWK4w0NzIkF74brXtZyNN9/NCPluSj3Z9GYmjQxG4SqkVCiLUvxZ0baOAPaShR6nUUWubjexzEfA==' \
+    "$deps/ruff-wasm-nodejs"
+  exit 0
+fi
+
 if [[ "${1:-}" != "--grammar-only" ]]; then
   fetch @microsoft/sarif-multitool-linux 5.7.0 \
     'sha512-NxUbpq6ISCWoTQ/NfOYEwEDKq1Heka/rMoJ5R5LMydcAZQX/X7g5mWHcgxDub+0M07LC96tZ5LZHvF1Qy3gjTA==' \

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -536,10 +537,15 @@ TEST_F(Cli, FixKilledAtAnyMomentLeavesEveryFileOldOrNew) {
   ASSERT_EQ(0, run("check --no-cache --fix reference/e.py", dir).rc);
   const std::string fixed = slurp(dir / "reference" / "e.py");
   ASSERT_NE(fixed, std::string(kEval));
+  // Kill at spread fractions of a whole run's duration, so the kills land mid-run on fast and
+  // slow (sanitized) builds alike.
+  auto started = std::chrono::steady_clock::now();
+  ASSERT_EQ(0, run("check --no-cache --threads 2 --fix proj", dir).rc);
+  double whole = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   int killedMidway = 0;
   for (int attempt = 0; attempt < 12; ++attempt) {
     for (int i = 0; i < kFiles; ++i) spit(dir / "proj" / ("e" + std::to_string(i) + ".py"), kEval);
-    std::string delay = std::to_string(0.002 + 0.004 * attempt);
+    std::string delay = std::to_string(whole * (0.05 + 0.08 * attempt));
     spit(dir / "kill.sh", "cd '" + dir.string() + "'\n" + OOMLINT_BINARY + " check --no-cache --threads 2 --fix proj >/dev/null 2>&1 &\npid=$!\nsleep " +
                               delay + "\nkill -9 $pid 2>/dev/null\nwait $pid 2>/dev/null\ntrue\n");
     ASSERT_EQ(0, std::system(("bash '" + (dir / "kill.sh").string() + "'").c_str()));
