@@ -1004,8 +1004,32 @@ class Lowerer {
     return identifierAt(loc, name);
   }
 
+  /// Type hints for a value of type `t`: certain knowledge facts otherwise guess from names.
+  static uint8_t hintFor(QualType t) {
+    const CXXRecordDecl* r = recordOf(t);
+    if (!r) return 0;
+    if (isOptimizerRecord(r)) return type_hint::kOptimizer;
+    if (!isModuleRecord(r)) return 0;
+    std::string name = r->getNameAsString();
+    if (const auto* spec = dyn_cast<ClassTemplateSpecializationDecl>(r); spec && spec->getTemplateArgs().size() > 0 &&
+                                                                           spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type)
+      if (const CXXRecordDecl* inner = recordOf(spec->getTemplateArgs()[0].getAsType())) name = inner->getNameAsString();
+    llvm::StringRef n(name);
+    return n.endswith("Loss") || n.endswith("LossImpl") ? type_hint::kLossModule : type_hint::kModule;
+  }
+
+  static bool isOptimizerRecord(const CXXRecordDecl* r, int depth = 0) {
+    if (!r || depth > 16) return false;
+    if (r->getQualifiedNameAsString() == "torch::optim::Optimizer") return true;
+    if (!r->hasDefinition()) return false;
+    for (const CXXBaseSpecifier& b : r->getDefinition()->bases())
+      if (isOptimizerRecord(recordOf(b.getType()), depth + 1)) return true;
+    return false;
+  }
+
   NodeId lowerDeclRef(const DeclRefExpr* d) {
     NodeId id = newExpr(ExprKind::Name, spanOf(d->getSourceRange()));
+    if (isa<VarDecl>(d->getDecl())) m_.exprs[id].hint = hintFor(d->getType());
     const ValueDecl* decl = d->getDecl();
     std::string name = decl->getNameAsString();
     m_.exprs[id].text = identifierAt(d->getLocation(), name);
@@ -1023,6 +1047,7 @@ class Lowerer {
     if (me->isImplicitAccess()) m_.exprs[id].span = spanFromOffsets(offsetOf(me->getMemberLoc()), endOffsetOf(me->getEndLoc()));
     m_.exprs[id].lhs = base;
     m_.exprs[id].text = memberText(me->getMemberLoc(), me->getMemberDecl()->getNameAsString());
+    if (isa<FieldDecl>(me->getMemberDecl())) m_.exprs[id].hint = hintFor(me->getType());
     return id;
   }
 

@@ -1118,6 +1118,8 @@ const std::vector<NodeId>& Facts::callsOf(NodeId stmt) const { return stmtCalls_
 bool Facts::isModuleExpr(NodeId e) const {
   if (e == kNone) return false;
   const Expr& x = m_.expr(e);
+  if (x.hint & type_hint::kLossModule) return false;
+  if (x.hint & type_hint::kModule) return true;
   std::string_view key = pathKey(e);
   if (!key.empty() && lossModuleNames_.count(key)) return false;
   if (!key.empty() && moduleNames_.count(key)) return true;
@@ -1160,6 +1162,7 @@ bool Facts::isLossCall(NodeId call) const {
   if (startsWith(canon, "torch.nn.functional.") || startsWith(canon, "torch.")) {
     return isLossFunctionName(names::lastComponent(canon));
   }
+  if (m_.expr(c.lhs).hint & type_hint::kLossModule) return true;
   std::string_view key = pathKey(c.lhs);
   if (key.empty()) return false;
   return lossModuleNames_.count(key) || names::looksLikeLossFn(key);
@@ -1181,6 +1184,7 @@ bool Facts::isOptimizerStep(NodeId call) const {
   if (recv == kNone) return false;
   const Expr& r = m_.expr(recv);
   NodeId base = r.kind == ExprKind::Subscript ? r.lhs : recv;
+  if (m_.expr(base).hint & type_hint::kOptimizer) return true;
   std::string_view key = pathKey(base);
   if (key.empty()) return false;
   return optimizerNames_.count(key) || names::looksLikeOptimizer(key);

@@ -52,6 +52,14 @@ enum class ExprKind : uint8_t {
   Other,        // anything the rules need not see into; args = sub-expressions
 };
 
+/// What a front end knows for certain about the value a name denotes. Python leaves these 0 and
+/// facts fall back on conventions; C++ front ends read them off declared types.
+namespace type_hint {
+inline constexpr uint8_t kModule = 1;      // a torch::nn::Module (or holder, or pointer to one)
+inline constexpr uint8_t kLossModule = 2;  // a loss module (CrossEntropyLoss ...)
+inline constexpr uint8_t kOptimizer = 4;   // a torch::optim::Optimizer
+}  // namespace type_hint
+
 struct Arg {
   std::string_view keyword;  // empty for positional, "*" / "**" for splats
   NodeId value = kNone;
@@ -68,6 +76,7 @@ struct Expr {
   uint32_t function = 0;                 // Lambda: its Function
   uint32_t owner = 0;                    // Function whose code evaluates this (a lambda for its body)
   NodeId stmt = kNone;                   // the statement this expression belongs to
+  uint8_t hint = 0;                      // type_hint bits (C++: from the declared type)
 };
 
 enum class StmtKind : uint8_t {
