@@ -560,3 +560,15 @@ TEST_F(Cli, FixKilledAtAnyMomentLeavesEveryFileOldOrNew) {
   // The kills must have landed mid-run at least once, or the test proved nothing.
   EXPECT_GT(killedMidway, 0);
 }
+
+TEST_F(Cli, SelectorsTakeCommaListsAsRuffDoes) {
+  spit(dir / "leaky.py", kLeaky);
+  spit(dir / "skip_me.py", kLeaky);
+  // `--select A,B` and repeated flags both work, and the value list never swallows the paths.
+  Result r = run("check --no-cache --output-format concise --select OOM102,OOM101 --extend-exclude skip_me.py,other.py leaky.py skip_me.py --force-exclude", dir);
+  EXPECT_EQ(1, r.rc) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("leaky.py:10:9: OOM101")) << r.out;
+  EXPECT_EQ(std::string::npos, r.out.find("skip_me.py")) << r.out;
+  Result ignored = run("check --no-cache --output-format concise --ignore OOM102,OOM101 leaky.py", dir);
+  EXPECT_EQ(0, ignored.rc) << ignored.out << ignored.err;
+}

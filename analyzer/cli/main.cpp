@@ -237,7 +237,7 @@ int runCheck(const CheckArgs& a) {
               r = checkSource(path, a.diff ? source : out.source, perFile[i]);
             }
           }
-          if (r.findings.empty()) r.source.clear();  // keep memory to what output needs
+          if (r.findings.empty()) std::string().swap(r.source);  // keep memory to what output needs (clear() keeps the capacity)
           fileResults[i] = std::move(r);
         }
       };
@@ -385,11 +385,11 @@ int main(int argc, char** argv) {
   CheckArgs ca;
   auto* check = app.add_subcommand("check", "Check files or directories (default: .)");
   check->add_option("paths", ca.paths, "Files or directories; `-` reads standard input");
-  check->add_option("--select", ca.select, "Rule codes or prefixes to enable (replaces the default set)")->delimiter(',')->expected(1)->allow_extra_args(false);
-  check->add_option("--ignore", ca.ignore, "Rule codes or prefixes to disable")->delimiter(',')->expected(1)->allow_extra_args(false);
-  check->add_option("--extend-select", ca.extendSelect, "Rule codes or prefixes to enable in addition")->delimiter(',')->expected(1)->allow_extra_args(false);
-  check->add_option("--extend-ignore", ca.extendIgnore, "Alias of --ignore, kept for ruff compatibility")->delimiter(',')->expected(1)->allow_extra_args(false);
-  check->add_option("--extend-exclude", ca.extendExclude, "Glob patterns of paths to skip")->delimiter(',')->expected(1)->allow_extra_args(false);
+  check->add_option("--select", ca.select, "Rule codes or prefixes to enable (replaces the default set)")->delimiter(',')->allow_extra_args(false);
+  check->add_option("--ignore", ca.ignore, "Rule codes or prefixes to disable")->delimiter(',')->allow_extra_args(false);
+  check->add_option("--extend-select", ca.extendSelect, "Rule codes or prefixes to enable in addition")->delimiter(',')->allow_extra_args(false);
+  check->add_option("--extend-ignore", ca.extendIgnore, "Alias of --ignore, kept for ruff compatibility")->delimiter(',')->allow_extra_args(false);
+  check->add_option("--extend-exclude", ca.extendExclude, "Glob patterns of paths to skip")->delimiter(',')->allow_extra_args(false);
   check->add_option("--output-format", ca.format, "full (default), concise, json, sarif, github, gitlab, junit");
   check->add_option("-o,--output-file", ca.outputFile, "Write the report to this file");
   check->add_option("--stdin-filename", ca.stdinFilename, "Name reported for `-` (standard input)");

@@ -573,29 +573,69 @@ class FactsBuilder {
     ValueFact fact;
     NodeId loop = kBoundOutsideLoops;
   };
-  /// Variable path -> what is known about its value. Hashed: a function with 100k assignments
-  /// must not cost 100k² comparisons.
-  using Env = std::unordered_map<std::string_view, Binding>;
+  /// Variable path -> what is known about its value. A vector (functions bind a handful of
+  /// names, and environments are copied at every branch and loop, so copies must stay cheap),
+  /// with a hash index once it grows: a 100k-line function must not cost 100k² comparisons.
+  class Env {
+   public:
+    using Item = std::pair<std::string_view, Binding>;
+    const Binding* get(std::string_view key) const {
+      if (index_.empty()) {
+        for (const Item& kv : items_)
+          if (kv.first == key) return &kv.second;
+        return nullptr;
+      }
+      auto it = index_.find(key);
+      return it == index_.end() ? nullptr : &items_[it->second].second;
+    }
+    Binding* get(std::string_view key) { return const_cast<Binding*>(static_cast<const Env*>(this)->get(key)); }
+    void put(std::string_view key, const Binding& b) {
+      if (Binding* old = get(key)) *old = b;
+      else add(key, b);
+    }
+    /// Appends a key known to be absent.
+    void add(std::string_view key, const Binding& b) {
+      items_.emplace_back(key, b);
+      if (!index_.empty()) index_.emplace(key, static_cast<uint32_t>(items_.size() - 1));
+      else if (items_.size() > kIndexFrom) reindex();
+    }
+    void remove(std::string_view key) {
+      size_t before = items_.size();
+      items_.erase(std::remove_if(items_.begin(), items_.end(), [&](const Item& kv) { return kv.first == key; }), items_.end());
+      if (items_.size() != before && !index_.empty()) reindex();
+    }
+    void reserve(size_t n) { items_.reserve(n); }
+    std::vector<Item>::iterator begin() { return items_.begin(); }
+    std::vector<Item>::iterator end() { return items_.end(); }
+    std::vector<Item>::const_iterator begin() const { return items_.begin(); }
+    std::vector<Item>::const_iterator end() const { return items_.end(); }
+    size_t size() const { return items_.size(); }
 
-  static Binding* find(Env& env, std::string_view key) {
-    auto it = env.find(key);
-    return it == env.end() ? nullptr : &it->second;
-  }
-  static void set(Env& env, std::string_view key, Binding b) { env[key] = b; }
-  static void erase(Env& env, std::string_view key) { env.erase(key); }
+   private:
+    static constexpr size_t kIndexFrom = 48;
+    void reindex() {
+      index_.clear();
+      for (size_t i = 0; i < items_.size(); ++i) index_.emplace(items_[i].first, static_cast<uint32_t>(i));
+    }
+    std::vector<Item> items_;
+    std::unordered_map<std::string_view, uint32_t> index_;
+  };
+
+  static Binding* find(Env& env, std::string_view key) { return env.get(key); }
+  static void set(Env& env, std::string_view key, Binding b) { env.put(key, b); }
+  static void erase(Env& env, std::string_view key) { env.remove(key); }
 
   /// Join of two environments at a control-flow merge.
   static Env merge(const Env& a, const Env& b) {
     Env out;
     out.reserve(std::max(a.size(), b.size()));
     for (const auto& kv : a) {
-      auto found = b.find(kv.first);
-      const Binding* other = found == b.end() ? nullptr : &found->second;
+      const Binding* other = b.get(kv.first);
       if (!other) {
         // Bound on one path only: facts unknown, lifetime ambiguous unless it was a loop-free binding.
         Binding u;
         u.loop = kBoundAmbiguous;
-        out.emplace(kv.first, u);
+        out.add(kv.first, u);
         continue;
       }
       Binding j;
@@ -603,14 +643,14 @@ class FactsBuilder {
       j.fact.device = joinTri(kv.second.fact.device, other->fact.device);
       j.fact.scalarLoss = kv.second.fact.scalarLoss && other->fact.scalarLoss;
       j.loop = kv.second.loop == other->loop ? kv.second.loop : kBoundAmbiguous;
-      out.emplace(kv.first, j);
+      out.add(kv.first, j);
     }
     for (const auto& kb : b) {
-      bool seen = a.count(kb.first) != 0;
+      bool seen = a.get(kb.first) != nullptr;
       if (!seen) {
         Binding u;
         u.loop = kBoundAmbiguous;
-        out.emplace(kb.first, u);
+        out.add(kb.first, u);
       }
     }
     return out;
@@ -927,16 +967,16 @@ class FactsBuilder {
       Env carried = merge(before, first);
       for (auto& kv : carried) {
         // Names bound before the loop keep their binding site even if the body reassigned them.
-        auto kb = before.find(kv.first);
-        if (kb != before.end() && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->second.loop;
+        const Binding* kb = before.get(kv.first);
+        if (kb && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->loop;
       }
       once(carried);
       first = std::move(carried);
     }
     env = merge(before, first);
     for (auto& kv : env) {
-      auto kb = before.find(kv.first);
-      if (kb != before.end() && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->second.loop;
+      const Binding* kb = before.get(kv.first);
+      if (kb && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->loop;
     }
     walk(env, st.orelse);
     --loopDepth_;
@@ -1045,7 +1085,7 @@ class FactsBuilder {
       loopDepth_ = 0;
       if (f.isLambda) continue;  // lambda bodies are evaluated where they appear
       // Parameters are bound before any loop of the function; their values are unknown.
-      for (uint32_t i = 0; i < f.paramCount; ++i) env.emplace(m_.params[f.firstParam + i].name, Binding{});
+      for (uint32_t i = 0; i < f.paramCount; ++i) env.put(m_.params[f.firstParam + i].name, Binding{});
       walk(env, f.body);
     }
   }
