@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <deque>
+#include <unordered_map>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -150,13 +152,29 @@ int runCheck(const CheckArgs& a) {
         r.findings.push_back(f);
         results.push_back(std::move(r));
       }
-      // Resolve each file's settings up front (config errors surface before any work).
-      std::vector<CheckOptions> perFile(walked.files.size());
+      // Resolve each file's settings up front (config errors surface before any work). Files
+      // share identical settings: memory stays flat however many files a run holds.
+      std::deque<CheckOptions> distinctOptions;
+      std::deque<std::string> distinctKeys;
+      std::unordered_map<std::string, size_t> optionsByKey;
+      std::vector<const CheckOptions*> perFileOptions(walked.files.size());
+      std::vector<const std::string*> selectionKeys(walked.files.size());
       for (size_t i = 0; i < walked.files.size(); ++i) {
         std::string abs = absolutePath(walked.files[i]);
         auto cfg = resolver.forDirectory(abs.substr(0, abs.rfind('/')));
-        perFile[i].selection = resolver.selectionFor(*cfg, abs);
+        CheckOptions o;
+        o.selection = resolver.selectionFor(*cfg, abs);
+        // C++ findings also depend on which compile_commands.json was asked for.
+        std::string key = o.selection.fingerprint() + (isCppPath(walked.files[i]) ? "|p=" + a.buildPath : std::string());
+        auto [it, added] = optionsByKey.try_emplace(key, distinctOptions.size());
+        if (added) {
+          distinctOptions.push_back(std::move(o));
+          distinctKeys.push_back(key);
+        }
+        perFileOptions[i] = &distinctOptions[it->second];
+        selectionKeys[i] = &distinctKeys[it->second];
       }
+      auto perFile = [&](size_t i) -> const CheckOptions& { return *perFileOptions[i]; };
       std::vector<FileResult> fileResults(walked.files.size());
       unsigned n = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
       n = std::min<unsigned>(n, static_cast<unsigned>(std::max<size_t>(1, walked.files.size())));
@@ -169,13 +187,6 @@ int runCheck(const CheckArgs& a) {
         cache = std::make_unique<ResultCache>(a.cacheDir.empty() ? currentDir() + "/.oomlint_cache" : a.cacheDir, warning);
         if (!warning.empty()) std::cerr << "oomlint: warning: " << warning << "\n";
       }
-      std::vector<std::string> selectionKeys(walked.files.size());
-      if (cache)
-        for (size_t i = 0; i < walked.files.size(); ++i) {
-          selectionKeys[i] = perFile[i].selection.fingerprint();
-          // C++ findings also depend on which compile_commands.json was asked for.
-          if (isCppPath(walked.files[i])) selectionKeys[i] += "|p=" + a.buildPath;
-        }
       std::atomic<size_t> fixedAtomic{0};
       auto worker = [&] {
         for (size_t i = next++; i < walked.files.size(); i = next++) {
@@ -188,7 +199,7 @@ int runCheck(const CheckArgs& a) {
               fileResults[i] = ioErrorResult(path, err);
               continue;
             }
-            AddNoqaOutcome out = addNoqaDirectives(path, source, perFile[i]);
+            AddNoqaOutcome out = addNoqaDirectives(path, source, perFile(i));
             std::string writeError = out.added ? writeFileAtomically(path, out.source) : std::string();
             if (!writeError.empty()) {
               fileResults[i] = ioErrorResult(path, writeError);
@@ -201,13 +212,13 @@ int runCheck(const CheckArgs& a) {
           if (!fixing) {
             std::string abs = cache ? absolutePath(path) : std::string();
             std::vector<Finding> cached;
-            if (cache && cache->lookup(abs, selectionKeys[i], cached)) {
+            if (cache && cache->lookup(abs, *selectionKeys[i], cached)) {
               r.path = path;
               r.findings = std::move(cached);
               if (!r.findings.empty()) readSourceFile(path, r.source);  // output shows source lines
             } else {
-              r = checkFile(path, perFile[i]);
-              if (cache && !r.ioError && r.skippedReason.empty()) cache->store(abs, selectionKeys[i], r.source, r.findings);
+              r = checkFile(path, perFile(i));
+              if (cache && !r.ioError && r.skippedReason.empty()) cache->store(abs, *selectionKeys[i], r.source, r.findings);
             }
           } else {
             std::string source;
@@ -218,14 +229,14 @@ int runCheck(const CheckArgs& a) {
             }
             FixOptions fo;
             fo.unsafe = a.unsafeFixes;
-            FixOutcome out = applyFixes(path, source, perFile[i], fo);
+            FixOutcome out = applyFixes(path, source, perFile(i), fo);
             std::string writeError;
             if (out.applied > 0) {
               if (a.diff) fileDiffs[i] = unifiedDiff(path, source, out.source);
               else writeError = writeFileAtomically(path, out.source);
             }
             if (!writeError.empty()) {
-              r = checkSource(path, source, perFile[i]);
+              r = checkSource(path, source, perFile(i));
               Finding f;
               f.code = kIoErrorCode;
               f.message = writeError;
@@ -234,7 +245,7 @@ int runCheck(const CheckArgs& a) {
               r.findings.insert(r.findings.begin(), f);
             } else {
               fixedAtomic += out.applied;
-              r = checkSource(path, a.diff ? source : out.source, perFile[i]);
+              r = checkSource(path, a.diff ? source : out.source, perFile(i));
             }
           }
           if (r.findings.empty()) std::string().swap(r.source);  // keep memory to what output needs (clear() keeps the capacity)
