@@ -482,7 +482,8 @@ class Lowerer {
     if (!call || !call->getDirectCallee() || call->getNumArgs() != 1) return -1;
     if (canonicalName(call->getDirectCallee()->getQualifiedNameAsString()) != "torch.autocast.set_enabled") return -1;
     bool value = false;
-    if (!call->getArg(0)->EvaluateAsBooleanCondition(value, ctx_)) return -1;
+    const clang::Expr* arg = call->getArg(0);
+    if (arg->isValueDependent() || arg->containsErrors() || !arg->EvaluateAsBooleanCondition(value, ctx_)) return -1;
     return value ? 1 : 0;
   }
 
