@@ -22,11 +22,6 @@ bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 
 constexpr int kMaxDepth = 200;
 
-/// What a RAII guard declaration means in Python terms.
-struct GuardMeaning {
-  const char* canonical;  // the Python context manager it is lowered to
-};
-
 }  // namespace
 
 std::string canonicalName(const std::string& qualified) {
@@ -466,7 +461,7 @@ class Lowerer {
       if (int on = autocastToggle(s); on == 1) {
         size_t end = i + 1;
         while (end < items.size() && autocastToggle(items[end]) != 0) ++end;
-        lowerGuardRange(s, "torch.autocast", items, i + 1, end, parent,
+        lowerGuardRange(s, "torch.autocast", {}, items, i + 1, end, parent,
                         end < items.size() ? items[end]->getEndLoc() : blockEnd);
         i = end < items.size() ? end : items.size();
         if (end < items.size()) lowerStmt(items[end], parent);
@@ -487,46 +482,33 @@ class Lowerer {
     return value ? 1 : 0;
   }
 
+  /// A RAII guard declaration: its constructor arguments become the context call's arguments.
   void lowerGuard(const VarDecl* v, const DeclStmt* ds, const char* canonical, const std::vector<const clang::Stmt*>& items,
                   size_t from, size_t to, NodeId parent, SourceLocation blockEnd) {
-    NodeId id = newStmt(StmtKind::With, spanOf(SourceRange(ds->getBeginLoc(), blockEnd)), parent);
-    if (blockEnd.isInvalid() && from < to) m_.stmts[id].span = spanOf(SourceRange(ds->getBeginLoc(), items[to - 1]->getEndLoc()));
-    size_t ls = listBuf_.size();
-    NodeId ctx = inStmt(id, [&] {
-      std::vector<NodeId> args;
-      const clang::Expr* init = v->getInit();
-      if (const auto* ctor = dyn_cast_or_null<CXXConstructExpr>(init ? init->IgnoreImplicit() : nullptr))
-        for (const clang::Expr* a : ctor->arguments())
-          if (!isa<CXXDefaultArgExpr>(a)) args.push_back(lowerExpr(a));
-      NodeId callee = newExpr(ExprKind::Name, spanOf(ds->getSourceRange()));
-      m_.exprs[callee].text = m_.own(canonical);
-      m_.exprs[callee].canonical = intern(canonical);
-      NodeId call = newExpr(ExprKind::Call, statementSpan(ds->getSourceRange()));
-      m_.exprs[call].lhs = callee;
-      m_.exprs[call].canonical = intern(canonical);
-      setArgs(call, args, {});
-      return call;
-    });
-    listBuf_.push_back(ctx);
-    m_.stmts[id].targets = pushList(ls);
-    size_t start = listBuf_.size();
-    lowerSequence(std::vector<const clang::Stmt*>(items.begin() + static_cast<long>(from), items.begin() + static_cast<long>(to)), 0, id,
-                  blockEnd);
-    m_.stmts[id].body = pushList(start);
-    finishStmt(id);
+    std::vector<const clang::Expr*> args;
+    const clang::Expr* init = v->getInit();
+    if (const auto* ctor = dyn_cast_or_null<CXXConstructExpr>(init ? init->IgnoreImplicit() : nullptr))
+      for (const clang::Expr* a : ctor->arguments())
+        if (!isa<CXXDefaultArgExpr>(a)) args.push_back(a);
+    SourceLocation end = blockEnd.isInvalid() && from < to ? items[to - 1]->getEndLoc() : blockEnd;
+    lowerGuardRange(ds, canonical, args, items, from, to, parent, end);
   }
 
-  void lowerGuardRange(const clang::Stmt* opener, const char* canonical, const std::vector<const clang::Stmt*>& items, size_t from,
-                       size_t to, NodeId parent, SourceLocation end) {
+  /// A `with <canonical>(args):` statement opened by `opener` whose body is items[from, to).
+  void lowerGuardRange(const clang::Stmt* opener, const char* canonical, const std::vector<const clang::Expr*>& args,
+                       const std::vector<const clang::Stmt*>& items, size_t from, size_t to, NodeId parent, SourceLocation end) {
     NodeId id = newStmt(StmtKind::With, spanOf(SourceRange(opener->getBeginLoc(), end)), parent);
     size_t ls = listBuf_.size();
     NodeId ctx = inStmt(id, [&] {
+      std::vector<NodeId> lowered;
+      for (const clang::Expr* a : args) lowered.push_back(lowerExpr(a));
       NodeId callee = newExpr(ExprKind::Name, spanOf(opener->getSourceRange()));
       m_.exprs[callee].text = m_.own(canonical);
       m_.exprs[callee].canonical = intern(canonical);
       NodeId call = newExpr(ExprKind::Call, statementSpan(opener->getSourceRange()));
       m_.exprs[call].lhs = callee;
       m_.exprs[call].canonical = intern(canonical);
+      setArgs(call, lowered, {});
       return call;
     });
     listBuf_.push_back(ctx);
@@ -641,15 +623,7 @@ class Lowerer {
         // `double total;` / `torch::Tensor h;`: still a binding at this point.
         value = newExpr(ExprKind::Other, spanFromOffsets(offsetOf(v->getLocation()), endOffsetOf(v->getLocation())));
       }
-      NodeId target = kNone;
-      if (const auto* dd = dyn_cast<DecompositionDecl>(v)) {
-        std::vector<NodeId> names;
-        for (const BindingDecl* b : dd->bindings()) names.push_back(nameExpr(b->getLocation(), b->getNameAsString()));
-        target = newExpr(ExprKind::Container, spanOf(dd->getSourceRange()));
-        setArgs(target, names, {});
-      } else {
-        target = nameExpr(v->getLocation(), v->getNameAsString());
-      }
+      NodeId target = bindingTarget(v);
       m_.stmts[id].target = target;
       m_.stmts[id].value = value;
       size_t ls = listBuf_.size();
@@ -672,6 +646,17 @@ class Lowerer {
       return lowerExpr(ctor->getArg(0));
     // `torch::nn::Linear fc(4, 4);`, `Net net;`, `std::vector<torch::Tensor> v;`: a call of the type.
     return lowerConstruct(ctor, v->getType(), SourceRange(v->getLocation(), v->getEndLoc()));
+  }
+
+  /// What a declaration binds: its name, or for `auto [a, b] = ...` the tuple of its names.
+  NodeId bindingTarget(const VarDecl* v) {
+    const auto* dd = dyn_cast<DecompositionDecl>(v);
+    if (!dd) return nameExpr(v->getLocation(), v->getNameAsString());
+    std::vector<NodeId> names;
+    for (const BindingDecl* b : dd->bindings()) names.push_back(nameExpr(b->getLocation(), b->getNameAsString()));
+    NodeId target = newExpr(ExprKind::Container, spanOf(dd->getSourceRange()));
+    setArgs(target, names, {});
+    return target;
   }
 
   NodeId nameExpr(SourceLocation loc, const std::string& name) {
@@ -777,15 +762,7 @@ class Lowerer {
     inStmt(id, [&] {
       NodeId iter = rf->getRangeInit() ? lowerExpr(rf->getRangeInit()) : kNone;
       const VarDecl* v = rf->getLoopVariable();
-      NodeId target = kNone;
-      if (const auto* dd = dyn_cast_or_null<DecompositionDecl>(v)) {
-        std::vector<NodeId> names;
-        for (const BindingDecl* b : dd->bindings()) names.push_back(nameExpr(b->getLocation(), b->getNameAsString()));
-        target = newExpr(ExprKind::Container, spanOf(dd->getSourceRange()));
-        setArgs(target, names, {});
-      } else if (v) {
-        target = nameExpr(v->getLocation(), v->getNameAsString());
-      }
+      NodeId target = v ? bindingTarget(v) : kNone;
       m_.stmts[id].target = target;
       m_.stmts[id].value = iter;
       return 0;
@@ -917,7 +894,7 @@ class Lowerer {
     if (const auto* bo = dyn_cast<BinaryOperator>(e)) return lowerBinary(bo);
     if (const auto* uo = dyn_cast<UnaryOperator>(e)) {
       NodeId operand = lowerExpr(uo->getSubExpr());
-      NodeId id = newExpr(uo->getOpcode() == UO_LNot ? ExprKind::UnaryOp : ExprKind::UnaryOp, spanOf(e->getSourceRange()));
+      NodeId id = newExpr(ExprKind::UnaryOp, spanOf(e->getSourceRange()));
       m_.exprs[id].lhs = operand;
       m_.exprs[id].text = m_.own(UnaryOperator::getOpcodeStr(uo->getOpcode()).str());
       return id;
