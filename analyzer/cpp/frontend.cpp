@@ -183,10 +183,15 @@ class MissingIncludes : public clang::PPCallbacks {
 class LowerConsumer : public clang::ASTConsumer {
  public:
   explicit LowerConsumer(Module& m) : m_(m) {}
-  void HandleTranslationUnit(clang::ASTContext& ctx) override { lowerTranslationUnit(ctx, m_); }
+  bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
+    for (const clang::Decl* d : group) topLevel_.push_back(d);
+    return true;
+  }
+  void HandleTranslationUnit(clang::ASTContext& ctx) override { lowerTranslationUnit(ctx, topLevel_, m_); }
 
  private:
   Module& m_;
+  std::vector<const clang::Decl*> topLevel_;  // parsed from source, never from the preamble
 };
 
 class LowerAction : public clang::ASTFrontendAction {

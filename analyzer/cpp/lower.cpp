@@ -68,7 +68,7 @@ class Lowerer {
  public:
   Lowerer(ASTContext& ctx, Module& m) : ctx_(ctx), sm_(ctx.getSourceManager()), m_(m) {}
 
-  void lowerTranslationUnit() {
+  void lowerTranslationUnit(const std::vector<const Decl*>& topLevel) {
     Function top;
     top.name = "<module>";
     top.span.begin = 0;
@@ -76,7 +76,7 @@ class Lowerer {
     top.span.line = 1;
     m_.functions.push_back(top);
     size_t start = listBuf_.size();
-    lowerDeclContext(ctx_.getTranslationUnitDecl(), kNone);
+    for (const Decl* d : topLevel) lowerDecl(d, kNone);
     m_.functions[0].body = pushList(start);
     resolveOutOfLineMethods();
   }
@@ -264,6 +264,9 @@ class Lowerer {
 
   void lowerDecl(const Decl* d, NodeId parent) {
     if (d->isImplicit()) return;
+    // A namespace or extern block opened in a header holds nothing spelled in this file (each
+    // reopening in this file is its own declaration with its own location).
+    if (isa<NamespaceDecl, LinkageSpecDecl>(d) && !inMainFile(d->getLocation())) return;
     if (const auto* ns = dyn_cast<NamespaceDecl>(d)) {
       lowerDeclContext(ns, parent);
       return;
@@ -1269,9 +1272,9 @@ class Lowerer {
 
 }  // namespace
 
-void lowerTranslationUnit(ASTContext& ctx, Module& m) {
+void lowerTranslationUnit(ASTContext& ctx, const std::vector<const Decl*>& topLevel, Module& m) {
   Lowerer lowerer(ctx, m);
-  lowerer.lowerTranslationUnit();
+  lowerer.lowerTranslationUnit(topLevel);
 }
 
 }  // namespace oomlint::cpp
