@@ -248,7 +248,10 @@ int runCheck(const CheckArgs& a) {
               r = checkSource(path, a.diff ? source : out.source, perFile(i));
             }
           }
-          if (r.findings.empty()) std::string().swap(r.source);  // keep memory to what output needs (clear() keeps the capacity)
+          // A clean file needs nothing kept for the output: storing even its path would leave a
+          // small long-lived allocation above each file's transient ones and fragment the heap
+          // (peak RSS then grew with the number of files).
+          if (r.findings.empty() && r.skippedReason.empty()) continue;
           fileResults[i] = std::move(r);
         }
       };
@@ -260,7 +263,8 @@ int runCheck(const CheckArgs& a) {
         std::string warning = cache->save();
         if (!warning.empty()) std::cerr << "oomlint: warning: " << warning << "\n";
       }
-      for (auto& r : fileResults) results.push_back(std::move(r));
+      for (auto& r : fileResults)
+        if (!r.path.empty()) results.push_back(std::move(r));
       for (const std::string& d : fileDiffs) diffs += d;
       fixedCount += fixedAtomic;
       std::stable_sort(results.begin(), results.end(), [](const FileResult& x, const FileResult& y) { return x.path < y.path; });
