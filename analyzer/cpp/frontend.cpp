@@ -16,6 +16,8 @@
 #include <clang/Lex/Lexer.h>
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
+#include <clang/Sema/Sema.h>
+#include <clang/Sema/SemaConsumer.h>
 #include <clang/Tooling/CompilationDatabase.h>
 #include <clang/Tooling/Tooling.h>
 #include <llvm/Support/FileSystem.h>
@@ -180,18 +182,28 @@ class MissingIncludes : public clang::PPCallbacks {
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
 };
 
-class LowerConsumer : public clang::ASTConsumer {
+class LowerConsumer : public clang::SemaConsumer {
  public:
   explicit LowerConsumer(Module& m) : m_(m) {}
+  void InitializeSema(clang::Sema& sema) override { sema_ = &sema; }
+  void ForgetSema() override { sema_ = nullptr; }
   bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
     for (const clang::Decl* d : group) topLevel_.push_back(d);
+    // Function template bodies used so far would be instantiated at the end of the translation
+    // unit: code generation needs them, the model does not (templates are lowered from their
+    // patterns), and for LibTorch code they are most of the parse. Errors inside them are
+    // semantic, which the front end does not report anyway.
+    if (sema_) sema_->PendingInstantiations.clear();
     return true;
   }
+  // Declarations a precompiled preamble hands over eagerly are never spelled in the main file.
+  void HandleInterestingDecl(clang::DeclGroupRef) override {}
   void HandleTranslationUnit(clang::ASTContext& ctx) override { lowerTranslationUnit(ctx, topLevel_, m_); }
 
  private:
   Module& m_;
-  std::vector<const clang::Decl*> topLevel_;  // parsed from source, never from the preamble
+  clang::Sema* sema_ = nullptr;
+  std::vector<const clang::Decl*> topLevel_;  // parsed from this file, never from the preamble
 };
 
 class LowerAction : public clang::ASTFrontendAction {
@@ -286,7 +298,7 @@ std::string precompiledPreamble(const std::string& cacheDir, const std::vector<s
                                 const std::string& preamble, const std::string& workDir,
                                 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
   if (cacheDir.empty() || preamble.empty()) return {};
-  std::string key = LLVM_VERSION_STRING "|" + workDir + "|" + preamble;
+  std::string key = LLVM_VERSION_STRING "|instantiated|" + workDir + "|" + preamble;
   for (const std::string& f : flags) key += "|" + f;
   size_t h = std::hash<std::string>{}(key) ^ (std::hash<std::string>{}(kBundledTorchHeader) * 31);
   char name[64];
@@ -314,6 +326,10 @@ std::string precompiledPreamble(const std::string& cacheDir, const std::vector<s
     }
     pchFlags.push_back(flags[i]);
   }
+  // Instantiate the templates the preamble uses while building it: otherwise every parse that
+  // loads the PCH redoes them at the end of its translation unit (about a thousand std::string
+  // and shared_ptr members for the bundled prelude, most of a small file's parse time).
+  pchFlags.insert(pchFlags.end(), {"-Xclang", "-fpch-instantiate-templates"});
   clang::tooling::FixedCompilationDatabase db(workDir, pchFlags);
   clang::tooling::ClangTool tool(db, {header}, std::make_shared<clang::PCHContainerOperations>(), fs);
   tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster({"-x", "c++-header"}, clang::tooling::ArgumentInsertPosition::BEGIN));
