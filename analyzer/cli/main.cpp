@@ -1,4 +1,5 @@
 // oomlint command line: `oomlint check`, `oomlint rule`.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -393,6 +394,11 @@ int runRule(const std::string& code, bool all, const std::string& format) {
 
 int main(int argc, char** argv) {
   using namespace oomlint;
+  // A large file's tree and model (megabytes) get their own mappings, returned when the file is
+  // done. With glibc's adaptive threshold they would come from the heap after the first one, and
+  // the small allocations that outlive a file (findings, paths) would pin the heap at its
+  // largest: peak RSS then grew with the number of files instead of with the largest file.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{"oomlint: finds GPU-memory anti-patterns in PyTorch training code"};
   app.set_version_flag("-V,--version", std::string("oomlint ") + OOMLINT_VERSION);
   app.require_subcommand(1);
