@@ -14,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "fix/fix.h"
+#include "report/report.h"
 
 namespace fs = std::filesystem;
 using namespace oomlint;
@@ -158,3 +159,33 @@ TEST_P(FixtureSet, EveryRuleHasPositiveAndNegativeFixtures) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Languages, FixtureSet, ::testing::Values("python", "cpp"));
+
+// A run over many files keeps only its findings' lines (keepOnlyReportedLines): every output
+// format must read exactly as it did from the whole file.
+TEST(ReportedLines, EveryFormatReadsTheSameFromTheKeptLines) {
+  const std::string filler = "# filler line with non-ASCII text: é → 中文\nvalue = 1  # tab\there\n";
+  std::string pad;
+  for (int i = 0; i < 120; ++i) pad += filler;
+  size_t files = 0;
+  for (const fs::path& p : fixtureFiles("python")) {
+    if (p.stem().string().find("_positive") == std::string::npos) continue;
+    FileResult whole = checkSource(p.string(), pad + readFile(p) + "\n" + pad, allRulesOptions());
+    if (whole.findings.empty()) continue;
+    ++files;
+    FileResult kept = whole;
+    keepOnlyReportedLines(kept);
+    EXPECT_LT(kept.source.size(), whole.source.size() / 4) << p;
+    EXPECT_EQ(std::count(kept.source.begin(), kept.source.end(), '\n'), std::count(whole.source.begin(), whole.source.end(), '\n')) << p;
+    for (auto format : {report::Format::Full, report::Format::Concise, report::Format::Json, report::Format::Sarif,
+                        report::Format::Github, report::Format::Gitlab, report::Format::Junit}) {
+      report::Options opts;
+      opts.version = "test";
+      std::ostringstream a, b;
+      report::write(a, format, {whole}, opts);
+      report::write(b, format, {kept}, opts);
+      EXPECT_EQ(a.str(), b.str()) << p << " format " << static_cast<int>(format);
+      EXPECT_FALSE(a.str().empty());
+    }
+  }
+  EXPECT_GT(files, 20u);
+}

@@ -253,6 +253,7 @@ int runCheck(const CheckArgs& a) {
           // small long-lived allocation above each file's transient ones and fragment the heap
           // (peak RSS then grew with the number of files).
           if (r.findings.empty() && r.skippedReason.empty()) continue;
+          if (!a.verify) keepOnlyReportedLines(r);  // --verify reads sizes from the whole file
           fileResults[i] = std::move(r);
         }
       };

@@ -238,6 +238,52 @@ FileResult ioErrorResult(const std::string& path, std::string message) {
   return result;
 }
 
+void keepOnlyReportedLines(FileResult& r) {
+  const std::string& src = r.source;
+  if (src.size() < 4096) return;  // not worth it
+  std::vector<uint32_t> starts{0};
+  for (size_t i = 0; i < src.size(); ++i)
+    if (src[i] == '\n') starts.push_back(static_cast<uint32_t>(i + 1));
+  auto lineOfOffset = [&](uint32_t off) {
+    return static_cast<uint32_t>(std::upper_bound(starts.begin(), starts.end(), off) - starts.begin());  // 1-based
+  };
+  std::vector<bool> keep(starts.size() + 1, false);
+  auto keepLines = [&](uint32_t a, uint32_t b) {
+    for (uint32_t l = std::max<uint32_t>(1, a); l <= b && l < keep.size(); ++l) keep[l] = true;
+  };
+  for (const Finding& f : r.findings) {
+    keepLines(f.span.line, std::max(f.span.line, f.span.endLine));
+    keepLines(lineOfOffset(f.span.begin), lineOfOffset(f.span.begin));
+    keepLines(lineOfOffset(f.span.end), lineOfOffset(f.span.end));
+    for (const Edit& e : f.fix.edits) {
+      keepLines(lineOfOffset(e.begin), lineOfOffset(e.begin));
+      keepLines(lineOfOffset(e.end), lineOfOffset(e.end));
+    }
+  }
+  std::string out;
+  std::vector<uint32_t> newStarts(starts.size());
+  for (size_t l = 1; l <= starts.size(); ++l) {
+    newStarts[l - 1] = static_cast<uint32_t>(out.size());
+    uint32_t b = starts[l - 1];
+    uint32_t e = l < starts.size() ? starts[l] : static_cast<uint32_t>(src.size());
+    if (keep[l]) out.append(src, b, e - b);
+    else if (l < starts.size()) out += '\n';
+  }
+  auto remap = [&](uint32_t& off) {
+    uint32_t l = lineOfOffset(off);
+    off = newStarts[l - 1] + (off - starts[l - 1]);
+  };
+  for (Finding& f : r.findings) {
+    remap(f.span.begin);
+    remap(f.span.end);
+    for (Edit& e : f.fix.edits) {
+      remap(e.begin);
+      remap(e.end);
+    }
+  }
+  r.source = std::move(out);
+}
+
 FileResult checkFile(const std::string& path, const CheckOptions& opts) {
   std::string source;
   std::string err = readSourceFile(path, source);

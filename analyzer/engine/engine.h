@@ -51,6 +51,11 @@ FileResult ioErrorResult(const std::string& path, std::string message);
 /// Reads and checks one file; I/O problems become an OOM001 finding, never an exception.
 FileResult checkFile(const std::string& path, const CheckOptions& opts);
 
+/// Blanks every line of `r.source` that no finding or fix edit touches, keeping each line break,
+/// and remaps the byte offsets into it: line numbers, columns and rendered snippets stay exactly
+/// what they were, while a run over many files holds its findings' lines instead of whole files.
+void keepOnlyReportedLines(FileResult& r);
+
 /// Runs the rules only (no suppression), for callers that hold a parsed module (LSP, tests).
 std::vector<Finding> runRules(const Module& m, const RuleSelection& selection);
 
