@@ -118,6 +118,10 @@ def main():
     scale1 = measure(one_x, max(1, args.runs // 2))
     scale10 = measure(ten_x, max(1, args.runs // 2))
     rss1, rss10 = peak_rss_mib(one_x), peak_rss_mib(ten_x)
+    # With N workers the peak also depends on which large files happen to be parsed at the same
+    # moment (more copies, more such coincidences); one worker shows what is kept per file.
+    single = lambda cmd: [c if c != t or cmd[i - 1] != "--threads" else "1" for i, c in enumerate(cmd)]
+    rss1_t1, rss10_t1 = peak_rss_mib(single(one_x)), peak_rss_mib(single(ten_x))
     shutil.rmtree(scale_dir)
 
     one = os.path.join(ROOT, "examples", "train.py")
@@ -142,7 +146,7 @@ def main():
     for name, (wall, cpu, _) in subset_rows:
         print(f"{name:40} {wall:9.3f} s wall {subset_lines / wall:13,.0f} lines/s")
     print(f"10x corpus: {scale10[0]:.2f} s vs 1x {scale1[0]:.2f} s = {scale10[0] / scale1[0]:.2f}x   (target <= 11x); "
-          f"peak RSS {rss10:.0f} MiB vs {rss1:.0f} MiB")
+          f"peak RSS {rss10:.0f} MiB vs {rss1:.0f} MiB ({t} threads), {rss10_t1:.1f} MiB vs {rss1_t1:.1f} MiB (1 thread)")
 
 
 if __name__ == "__main__":
