@@ -397,7 +397,9 @@ void dumpModel(const Module& m) {
 
 /// The standard headers training code includes, precompiled with the stand-in in bundled mode.
 constexpr const char* kBundledPrelude =
-    "#include <torch/torch.h>\n#include <iostream>\n";
+    "#include <torch/torch.h>\n#include <algorithm>\n#include <chrono>\n#include <cmath>\n#include <cstdio>\n"
+    "#include <cstdlib>\n#include <fstream>\n#include <iomanip>\n#include <iostream>\n#include <numeric>\n"
+    "#include <random>\n#include <sstream>\n#include <unordered_map>\n";
 
 /// Compiler flags for `file` (without the compiler name and the input): the compile command's,
 /// stripped of what only a build needs, or oomlint's bundled-mode defaults.
