@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
-#include <deque>
 #include <unordered_map>
 #include <fstream>
 #include <iostream>
@@ -155,9 +154,7 @@ int runCheck(const CheckArgs& a) {
       }
       // Resolve each file's settings up front (config errors surface before any work). Files
       // share identical settings: memory stays flat however many files a run holds.
-      std::deque<CheckOptions> distinctOptions;
-      std::deque<std::string> distinctKeys;
-      std::unordered_map<std::string, size_t> optionsByKey;
+      std::unordered_map<std::string, CheckOptions> optionsByKey;  // nodes stay put: pointers into it are stable
       std::vector<const CheckOptions*> perFileOptions(walked.files.size());
       std::vector<const std::string*> selectionKeys(walked.files.size());
       for (size_t i = 0; i < walked.files.size(); ++i) {
@@ -167,13 +164,9 @@ int runCheck(const CheckArgs& a) {
         o.selection = resolver.selectionFor(*cfg, abs);
         // C++ findings also depend on which compile_commands.json was asked for.
         std::string key = o.selection.fingerprint() + (isCppPath(walked.files[i]) ? "|p=" + a.buildPath : std::string());
-        auto [it, added] = optionsByKey.try_emplace(key, distinctOptions.size());
-        if (added) {
-          distinctOptions.push_back(std::move(o));
-          distinctKeys.push_back(key);
-        }
-        perFileOptions[i] = &distinctOptions[it->second];
-        selectionKeys[i] = &distinctKeys[it->second];
+        auto it = optionsByKey.try_emplace(std::move(key), std::move(o)).first;
+        perFileOptions[i] = &it->second;
+        selectionKeys[i] = &it->first;
       }
       auto perFile = [&](size_t i) -> const CheckOptions& { return *perFileOptions[i]; };
       std::vector<FileResult> fileResults(walked.files.size());

@@ -49,12 +49,7 @@ constexpr std::array<const char*, 19> kTorchHeaders = {
     "torch/autograd.h", "ATen/ATen.h", "ATen/autocast_mode.h", "c10/cuda/CUDACachingAllocator.h",
     "c10/core/Device.h", "c10/cuda/CUDAFunctions.h", "ATen/cuda/CUDAContext.h", "torch/types.h"};
 
-void computeLineStarts(Module& m) {
-  m.lineStarts.clear();
-  m.lineStarts.push_back(0);
-  for (size_t i = 0; i < m.source.size(); ++i)
-    if (m.source[i] == '\n') m.lineStarts.push_back(static_cast<uint32_t>(i + 1));
-}
+void computeLineStarts(Module& m) { m.lineStarts = lineStartsOf(m.source); }
 
 /// Comments that may carry suppressions (NOLINT..., noqa, oomlint:), found by a small scanner
 /// that skips string and character literals.

@@ -241,9 +241,7 @@ FileResult ioErrorResult(const std::string& path, std::string message) {
 void keepOnlyReportedLines(FileResult& r) {
   const std::string& src = r.source;
   if (src.size() < 4096) return;  // not worth it
-  std::vector<uint32_t> starts{0};
-  for (size_t i = 0; i < src.size(); ++i)
-    if (src[i] == '\n') starts.push_back(static_cast<uint32_t>(i + 1));
+  std::vector<uint32_t> starts = lineStartsOf(src);
   auto lineOfOffset = [&](uint32_t off) {
     return static_cast<uint32_t>(std::upper_bound(starts.begin(), starts.end(), off) - starts.begin());  // 1-based
   };

@@ -126,7 +126,8 @@ bool parseCppDirective(std::string_view c, NoqaDirective& out) {
   }
   // `// noqa: OOM101`: the Python form after a C++ comment marker.
   for (size_t slash = c.find("//"); slash != std::string_view::npos; slash = c.find("//", slash + 2)) {
-    std::string hashed = "#" + std::string(c.substr(slash + 2));
+    std::string hashed(1, '#');
+    hashed += c.substr(slash + 2);
     NoqaDirective d;
     if (!parseNoqaComment(hashed, d) || d.fileLevel) continue;
     d.begin = static_cast<uint32_t>(slash);

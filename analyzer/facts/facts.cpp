@@ -621,9 +621,6 @@ class FactsBuilder {
     std::unordered_map<std::string_view, uint32_t> index_;
   };
 
-  static Binding* find(Env& env, std::string_view key) { return env.get(key); }
-  static void set(Env& env, std::string_view key, Binding b) { env.put(key, b); }
-  static void erase(Env& env, std::string_view key) { env.remove(key); }
 
   /// Join of two environments at a control-flow merge.
   static Env merge(const Env& a, const Env& b) {
@@ -667,7 +664,7 @@ class FactsBuilder {
     ValueFact out;
     switch (x.kind) {
       case ExprKind::Name: {
-        if (Binding* b = find(env, x.text)) {
+        if (Binding* b = env.get(x.text)) {
           out = b->fact;
           f_.useBind_[e] = b->loop;
         } else if (f_.gpuNames_.count(x.text)) {
@@ -687,7 +684,7 @@ class FactsBuilder {
         } else if (x.text == "grad") {
           out.history = Tri::No;
           out.device = base.device;
-        } else if (Binding* b = key.empty() ? nullptr : find(env, key)) {
+        } else if (Binding* b = key.empty() ? nullptr : env.get(key)) {
           out = b->fact;
         } else if (base.history == Tri::Yes) {
           out.history = Tri::Yes;  // `outputs.loss`, `out.logits`
@@ -922,13 +919,13 @@ class FactsBuilder {
     }
     std::string_view key = f_.pathKey(target);
     if (key.empty()) return;
-    Binding* old = find(env, key);
+    Binding* old = env.get(key);
     if (t.kind == ExprKind::Name) f_.useBind_[target] = old ? old->loop : kBoundOutsideLoops;
     Binding b;
     b.fact = v;
     b.loop = (update && old) ? old->loop : (update ? kBoundOutsideLoops : currentLoop_);
     if (t.kind == ExprKind::Attribute && !update) b.loop = kBoundOutsideLoops;  // attributes outlive frames
-    set(env, key, b);
+    env.put(key, b);
   }
 
   void walk(Env& env, List body) {
@@ -1050,7 +1047,7 @@ class FactsBuilder {
       case StmtKind::Delete:
         for (NodeId t : items(m_, st.targets)) {
           std::string_view key = f_.pathKey(t);
-          if (!key.empty()) erase(env, key);
+          if (!key.empty()) env.remove(key);
           else eval(env, t);
         }
         break;
@@ -1060,7 +1057,7 @@ class FactsBuilder {
         std::string_view meth = methodName(m_, st.value);
         if (meth == "detach_" || (meth == "requires_grad_" && isFalseLiteral(m_, positionalArg(m_, st.value, 0)))) {
           std::string_view key = f_.pathKey(receiverOf(m_, st.value));
-          if (Binding* b = key.empty() ? nullptr : find(env, key)) b->fact.history = Tri::No;
+          if (Binding* b = key.empty() ? nullptr : env.get(key)) b->fact.history = Tri::No;
         }
         break;
       }

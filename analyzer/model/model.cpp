@@ -2,7 +2,18 @@
 
 #include <algorithm>
 
+#include <cstring>
+
 namespace oomlint {
+
+std::vector<uint32_t> lineStartsOf(std::string_view text) {
+  std::vector<uint32_t> starts{0};
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))) != nullptr;)
+    starts.push_back(static_cast<uint32_t>(++p - begin));
+  return starts;
+}
 
 std::string_view Module::lineText(uint32_t line) const {
   if (line == 0 || line > lineStarts.size()) return {};

@@ -194,6 +194,10 @@ struct Module {
   uint32_t lineOf(uint32_t offset) const;
 };
 
+/// Byte offset of the start of each line of `text` (line 1 at index 0); a final line without a
+/// newline counts. Shared by both front ends, the report writers and the CLI.
+std::vector<uint32_t> lineStartsOf(std::string_view text);
+
 /// Iterates ids in a List: `for (NodeId s : items(m, stmt.body))`.
 struct ListRange {
   const NodeId *b, *e;

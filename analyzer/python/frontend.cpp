@@ -965,16 +965,7 @@ void recordFirstSyntaxIssue(Module& m, TSNode root) {
   m.syntaxIssues.push_back(std::move(issue));
 }
 
-void computeLineStarts(Module& m) {
-  m.lineStarts.clear();
-  m.lineStarts.push_back(0);
-  const char* p = m.source.data();
-  const char* end = p + m.source.size();
-  while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))) != nullptr) {
-    ++p;
-    m.lineStarts.push_back(static_cast<uint32_t>(p - m.source.data()));
-  }
-}
+void computeLineStarts(Module& m) { m.lineStarts = lineStartsOf(m.source); }
 
 /// Resolves Name/Attribute chains to dotted canonical names through the import table.
 /// Expressions are stored children first, so one forward pass sees each object before its attribute.

@@ -14,13 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<uint32_t> lineStartsOf(const std::string& s) {
-  std::vector<uint32_t> starts{0};
-  for (size_t i = 0; i < s.size(); ++i)
-    if (s[i] == '\n') starts.push_back(static_cast<uint32_t>(i + 1));
-  return starts;
-}
-
 std::string lineOf(const std::string& source, const std::vector<uint32_t>& starts, uint32_t line) {
   if (line == 0 || line > starts.size()) return {};
   uint32_t b = starts[line - 1];
