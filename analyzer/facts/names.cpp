@@ -8,8 +8,11 @@
 namespace oomlint::names {
 
 std::string lower(std::string_view s) {
+  // ASCII only, without std::tolower's per-character locale lookup: identifiers are compared
+  // against ASCII word lists, and this runs for most calls of every file.
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   return out;
 }
 
