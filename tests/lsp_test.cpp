@@ -6,11 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/engine.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -346,4 +348,67 @@ TEST(Lsp, CppDocumentsGetDiagnosticsAndNolintQuickFixes) {
   EXPECT_TRUE(c.response(3).contains("result"));
   c.notify("exit", nullptr);
   EXPECT_EQ(0, c.wait());
+}
+
+TEST(Lsp, IncrementalEditsGiveTheCommandLinesFindings) {
+  // The server keeps a Python document as per-statement pieces and re-parses only what an edit
+  // touched; whatever the edits, its diagnostics must be the command line's for the same text.
+  fs::path dir = fs::temp_directory_path() / ("oomlint_lsp_inc_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string path = (dir / "train.py").string(), uri = "file://" + path;
+  std::string text = testutil::slurp(std::string(OOMLINT_EXAMPLES) + "/train.py");
+  LspClient c;
+  c.initialize();
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", text}}}});
+  // A position past the end of its line means the line's end (LSP 3.17), as the server reads it.
+  auto offset = [&](int line, int character) {
+    size_t off = 0;
+    for (int l = 0; l < line; ++l) off = text.find('\n', off) + 1;
+    return std::min(off + character, std::min(text.find('\n', off), text.size()));
+  };
+  auto expected = [&] {
+    std::vector<std::string> out;
+    for (const auto& f : oomlint::checkSource(path, text, oomlint::CheckOptions{}).findings)
+      out.push_back(std::string(f.code) + ":" + std::to_string(f.span.line));
+    return out;
+  };
+  auto received = [&](const json& diags) {
+    std::vector<std::string> out;
+    for (const json& d : diags) out.push_back(d["code"].get<std::string>() + ":" + std::to_string(d["range"]["start"]["line"].get<int>() + 1));
+    return out;
+  };
+  std::vector<std::string> first = received(c.diagnosticsFor(uri));
+  ASSERT_EQ(expected(), first);
+  ASSERT_FALSE(first.empty());
+  struct Change {
+    int line, ch, endLine, endCh;
+    std::string with;
+  };
+  // Each batch is one didChange; positions refer to the text after the batch's earlier changes.
+  std::vector<std::vector<Change>> batches = {
+      {{50, 0, 50, 0, "    # a comment\n"}, {62, 0, 62, 0, "        extra = loss * 2\n"}},
+      {{48, 0, 48, 0, "x = model(\n"}},              // an unclosed bracket: the rest of the file is inside it
+      {{48, 0, 49, 0, ""}},                           // gone again
+      {{41, 0, 41, 0, "    "}},                       // indents `def make_loader` into the class above
+      {{66, 0, 66, 0, "def helper():\n    return 1\n\n"}, {22, 4, 22, 8, "self"}},  // `def forward` -> `selfforward`
+      {{22, 4, 22, 8, "def "}, {41, 0, 41, 4, ""}},  // both undone
+      {{0, 0, (int)std::count(text.begin(), text.end(), '\n'), 0, "import torch\nx = torch.ones(3).cuda()\n"}},
+  };
+  int version = 2;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    json changes = json::array();
+    for (const Change& ch : batches[b]) {
+      size_t from = offset(ch.line, ch.ch), to = offset(ch.endLine, ch.endCh);
+      text.replace(from, to - from, ch.with);
+      changes.push_back({{"range", {{"start", {{"line", ch.line}, {"character", ch.ch}}}, {"end", {{"line", ch.endLine}, {"character", ch.endCh}}}}},
+                         {"text", ch.with}});
+    }
+    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", version++}}}, {"contentChanges", changes}});
+    EXPECT_EQ(expected(), received(c.diagnosticsFor(uri))) << "after batch " << b << ":\n" << text;
+  }
+  c.request(2, "shutdown", nullptr);
+  c.response(2);
+  c.notify("exit", nullptr);
+  EXPECT_EQ(0, c.wait());
+  fs::remove_all(dir);
 }

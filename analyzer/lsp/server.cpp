@@ -1,8 +1,6 @@
 #include "cpp/loader.h"
 #include "lsp/server.h"
 
-#include <tree_sitter/api.h>
-
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -15,6 +13,7 @@
 #include "fix/fix.h"
 #include "lsp/transport.h"
 #include "python/frontend.h"
+#include "python/incremental.h"
 #include "report/report.h"
 #include "version.h"
 
@@ -33,12 +32,9 @@ constexpr int kServerNotInitialized = -32002;
 struct Document {
   std::string uri, path, languageId, text;
   int64_t version = 0;
-  TSTree* tree = nullptr;
+  python::IncrementalDocument python;  // re-parses only the statements an edit touched
   std::unique_ptr<Module> module;
   std::vector<Finding> findings;
-  ~Document() {
-    if (tree) ts_tree_delete(tree);
-  }
 };
 
 std::string uriToPath(const std::string& uri) {
@@ -239,16 +235,6 @@ class Server {
     return {{"start", positionOf(t, begin)}, {"end", positionOf(t, end)}};
   }
 
-  static TSPoint pointOf(const std::string& t, uint32_t offset) {
-    uint32_t row = 0, lineStart = 0;
-    for (uint32_t i = 0; i < offset && i < t.size(); ++i)
-      if (t[i] == '\n') {
-        ++row;
-        lineStart = i + 1;
-      }
-    return {row, offset - lineStart};
-  }
-
   // ------------------------------------------------------------------ documents
 
   void didOpen(json& params) {
@@ -273,24 +259,12 @@ class Server {
       std::string text = change.value("text", "");
       if (!change.contains("range")) {
         d->text = text;
-        if (d->tree) ts_tree_delete(d->tree);
-        d->tree = nullptr;
+        d->python.reset();
         continue;
       }
       uint32_t start = offsetOf(*d, change["range"]["start"]);
       uint32_t end = std::max(start, offsetOf(*d, change["range"]["end"]));
-      if (d->tree) {
-        // Tell tree-sitter what changed so the re-parse reuses the rest of the tree.
-        TSInputEdit edit;
-        edit.start_byte = start;
-        edit.old_end_byte = end;
-        edit.new_end_byte = start + static_cast<uint32_t>(text.size());
-        edit.start_point = pointOf(d->text, start);
-        edit.old_end_point = pointOf(d->text, end);
-        std::string after = d->text.substr(0, start) + text;
-        edit.new_end_point = pointOf(after, static_cast<uint32_t>(after.size()));
-        ts_tree_edit(d->tree, &edit);
-      }
+      d->python.edited(start, end, static_cast<uint32_t>(text.size()));
       d->text.replace(start, end - start, text);
     }
     analyze(*d);
@@ -319,7 +293,7 @@ class Server {
         notify("window/showMessage", {{"type", 2}, {"message", "oomlint: " + error}});
       }
     }
-    if (python) d.module = python::parseIncremental(d.path, d.text, &d.tree);
+    if (python) d.module = d.python.model(d.path, d.text);
     if (d.module) {
       CheckOptions opts;
       try {

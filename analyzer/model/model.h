@@ -163,6 +163,9 @@ struct Module {
   /// Text a front end made up (C++ `self` for `this`, names spelled in a macro): deque keeps
   /// each string where it is, so string_views into it stay valid.
   std::deque<std::string> ownedText;
+  /// Models whose text this one's string_views point into: the LSP server builds a document's
+  /// model from per-statement pieces it keeps across edits (python/incremental.h).
+  std::vector<std::shared_ptr<const Module>> parts;
 
   /// Local name -> dotted module path it was imported as (`F` -> `torch.nn.functional`).
   std::unordered_map<std::string_view, std::string> imports;

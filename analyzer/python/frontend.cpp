@@ -1,7 +1,10 @@
 #include "python/frontend.h"
 
+#include "python/lowering.h"
+
 #include <tree_sitter/api.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string_view>
@@ -120,7 +123,11 @@ struct Child {
 
 class Lowerer {
  public:
-  Lowerer(Module& m, TSTree* tree) : m_(m), g_(grammar()), cursor_(ts_tree_cursor_new(ts_tree_root_node(tree))) {}
+  /// `origin` is the position (in the tree's coordinates) of byte 0 of `m.source`: a fragment of
+  /// a larger text is lowered in its own coordinates, so it can be reused wherever it moves.
+  Lowerer(Module& m, TSTree* tree, TSPoint originPoint = {0, 0}, uint32_t originByte = 0)
+      : m_(m), g_(grammar()), cursor_(ts_tree_cursor_new(ts_tree_root_node(tree))), originByte_(originByte),
+        originRow_(originPoint.row) {}
   ~Lowerer() { ts_tree_cursor_delete(&cursor_); }
   Lowerer(const Lowerer&) = delete;
   Lowerer& operator=(const Lowerer&) = delete;
@@ -135,10 +142,33 @@ class Lowerer {
     m_.functions[0].body = body;
   }
 
+  /// Lowers the top-level statements of `root` that start in [originByte, originByte + source
+  /// size): one chunk of a module parsed as a whole or in several pieces.
+  void lowerModuleChunk(TSNode root) {
+    Function top;
+    top.name = "<module>";
+    top.span = spanOf(root);
+    m_.functions.push_back(top);
+    fn_ = 0;
+    size_t start = collectChildren(root);
+    size_t end = childBuf_.size();
+    size_t listStart = listBuf_.size();
+    uint64_t limit = uint64_t{originByte_} + m_.source.size();
+    for (size_t i = start; i < end; ++i) {
+      Child c = childBuf_[i];
+      uint32_t at = ts_node_start_byte(c.node);
+      if (at < originByte_ || at >= limit) continue;
+      lowerStatement(c.node, c.kind, kNone, listStart);
+    }
+    childBuf_.resize(start);
+    m_.functions[0].body = pushList(listStart);
+  }
+
  private:
   Module& m_;
   const Grammar& g_;
   TSTreeCursor cursor_;
+  uint32_t originByte_ = 0, originRow_ = 0;
   std::vector<Child> childBuf_;
   std::vector<NodeId> listBuf_;
   uint32_t fn_ = 0;
@@ -160,18 +190,18 @@ class Lowerer {
 
   Span spanOf(TSNode n) const {
     Span s;
-    s.begin = ts_node_start_byte(n);
-    s.end = ts_node_end_byte(n);
+    s.begin = ts_node_start_byte(n) - originByte_;
+    s.end = ts_node_end_byte(n) - originByte_;
     TSPoint a = ts_node_start_point(n), b = ts_node_end_point(n);
-    s.line = a.row + 1;
+    s.line = a.row - originRow_ + 1;
     s.col = a.column;
-    s.endLine = b.row + 1;
+    s.endLine = b.row - originRow_ + 1;
     s.endCol = b.column;
     return s;
   }
 
   std::string_view text(TSNode n) const {
-    uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    uint32_t b = ts_node_start_byte(n) - originByte_, e = ts_node_end_byte(n) - originByte_;
     return std::string_view(m_.source).substr(b, e - b);
   }
 
@@ -993,7 +1023,7 @@ void resolveCanonicalNames(Module& m) {
 }
 
 /// Keeps only comments that carry suppressions; found by text search, confirmed by the tree.
-void collectDirectiveComments(Module& m, TSNode root) {
+void collectDirectiveComments(Module& m, TSNode root, TSPoint originPoint = {0, 0}, uint32_t originByte = 0) {
   std::string_view src(m.source);
   std::vector<uint32_t> seenLines;
   for (std::string_view marker : {std::string_view("noqa"), std::string_view("oomlint:"), std::string_view("NOQA")}) {
@@ -1003,12 +1033,13 @@ void collectDirectiveComments(Module& m, TSNode root) {
       size_t lineStart = src.rfind('\n', pos);
       lineStart = lineStart == std::string_view::npos ? 0 : lineStart + 1;
       if (hash != std::string_view::npos && hash >= lineStart) {
-        TSNode n = ts_node_descendant_for_byte_range(root, static_cast<uint32_t>(hash), static_cast<uint32_t>(hash + 1));
+        uint32_t at = static_cast<uint32_t>(hash) + originByte;
+        TSNode n = ts_node_descendant_for_byte_range(root, at, at + 1);
         if (!ts_node_is_null(n) && std::strcmp(ts_node_type(n), "comment") == 0) {
           Comment c;
-          c.begin = ts_node_start_byte(n);
-          c.end = ts_node_end_byte(n);
-          c.line = ts_node_start_point(n).row + 1;
+          c.begin = ts_node_start_byte(n) - originByte;
+          c.end = ts_node_end_byte(n) - originByte;
+          c.line = ts_node_start_point(n).row - originPoint.row + 1;
           bool dup = false;
           for (const Comment& old : m.comments)
             if (old.begin == c.begin) dup = true;
@@ -1018,7 +1049,11 @@ void collectDirectiveComments(Module& m, TSNode root) {
       pos += marker.size();
     }
   }
+  // In source order, whichever marker found them: a module lowered in chunks lists them the same.
+  std::sort(m.comments.begin(), m.comments.end(), [](const Comment& a, const Comment& b) { return a.begin < b.begin; });
 }
+
+}  // namespace
 
 std::unique_ptr<Module> lowerTree(std::string path, std::string source, TSTree* tree) {
   auto m = std::make_unique<Module>();
@@ -1039,6 +1074,23 @@ std::unique_ptr<Module> lowerTree(std::string path, std::string source, TSTree* 
   return m;
 }
 
+std::unique_ptr<Module> lowerChunk(std::string text, TSTree* tree, TSPoint originPoint, uint32_t originByte) {
+  auto m = std::make_unique<Module>();
+  m->lang = Lang::Python;
+  m->source = std::move(text);
+  TSNode root = ts_tree_root_node(tree);
+  {
+    Lowerer lowerer(*m, tree, originPoint, originByte);
+    lowerer.lowerModuleChunk(root);
+  }
+  collectDirectiveComments(*m, root, originPoint, originByte);
+  return m;
+}
+
+void resolveNames(Module& m) { resolveCanonicalNames(m); }
+
+namespace {
+
 struct ParserHandle {
   TSParser* parser = ts_parser_new();
   ParserHandle() { ts_parser_set_language(parser, tree_sitter_python()); }
@@ -1047,27 +1099,18 @@ struct ParserHandle {
   ParserHandle& operator=(const ParserHandle&) = delete;
 };
 
+}  // namespace
+
 TSParser* threadParser() {
   thread_local ParserHandle handle;
   return handle.parser;
 }
-
-}  // namespace
 
 std::unique_ptr<Module> parse(std::string path, std::string source) {
   TSParser* parser = threadParser();
   TSTree* tree = ts_parser_parse_string(parser, nullptr, source.data(), static_cast<uint32_t>(source.size()));
   auto m = lowerTree(std::move(path), std::move(source), tree);
   ts_tree_delete(tree);
-  return m;
-}
-
-std::unique_ptr<Module> parseIncremental(std::string path, std::string source, TSTree** tree) {
-  TSParser* parser = threadParser();
-  TSTree* next = ts_parser_parse_string(parser, *tree, source.data(), static_cast<uint32_t>(source.size()));
-  auto m = lowerTree(std::move(path), std::move(source), next);
-  if (*tree) ts_tree_delete(*tree);
-  *tree = next;
   return m;
 }
 

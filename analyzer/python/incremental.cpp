@@ -1,0 +1,255 @@
+#include "python/incremental.h"
+
+#include <tree_sitter/api.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "python/lowering.h"
+
+namespace oomlint::python {
+namespace {
+
+struct TreeHandle {
+  TSTree* tree;
+  explicit TreeHandle(TSTree* t) : tree(t) {}
+  ~TreeHandle() { ts_tree_delete(tree); }
+  TreeHandle(const TreeHandle&) = delete;
+  TreeHandle& operator=(const TreeHandle&) = delete;
+};
+
+/// Byte offsets (in the parsed text) where chunks start: the text's start, then every top-level
+/// statement that begins a line at column 0. Empty when the text cannot stand on its own: a syntax
+/// error, a first statement that is indented (it belongs to the block above), or a trailing
+/// backslash (the next line continues it).
+std::vector<uint32_t> chunkStarts(TSTree* tree, std::string_view text) {
+  TSNode root = ts_tree_root_node(tree);
+  if (ts_node_has_error(root)) return {};
+  size_t last = text.find_last_not_of(" \t\r\n\f");
+  if (last != std::string_view::npos && text[last] == '\\') return {};
+  std::vector<uint32_t> starts{0};
+  uint32_t count = ts_node_named_child_count(root);
+  bool first = true;
+  for (uint32_t i = 0; i < count; ++i) {
+    TSNode c = ts_node_named_child(root, i);
+    if (std::strcmp(ts_node_type(c), "comment") == 0) continue;
+    uint32_t at = ts_node_start_byte(c);
+    bool lineStart = ts_node_start_point(c).column == 0 && (at == 0 || text[at - 1] == '\n');
+    if (first && !lineStart) return {};
+    if (!first && lineStart) starts.push_back(at);
+    first = false;
+  }
+  return starts;
+}
+
+/// Appends fragment `f` (lowered in its own coordinates) to `m`, moved to `byteOffset` /
+/// `lineOffset`. Its top-level statements go to `topLevel`; `m` gets its module body at the end,
+/// where a whole-file lowering puts it.
+void splice(Module& m, const Module& f, uint32_t byteOffset, uint32_t lineOffset, std::vector<NodeId>& topLevel) {
+  const uint32_t E = static_cast<uint32_t>(m.exprs.size()), S = static_cast<uint32_t>(m.stmts.size());
+  const uint32_t A = static_cast<uint32_t>(m.args.size()), L = static_cast<uint32_t>(m.lists.size());
+  const uint32_t H = static_cast<uint32_t>(m.handlers.size()), P = static_cast<uint32_t>(m.params.size());
+  const uint32_t C = static_cast<uint32_t>(m.classes.size()), F = static_cast<uint32_t>(m.functions.size()) - 1;
+  auto fn = [&](uint32_t k) { return k == 0 ? 0 : k + F; };
+  auto ex = [&](NodeId e) { return e == kNone ? kNone : e + E; };
+  auto st = [&](NodeId s) { return s == kNone ? kNone : s + S; };
+  auto span = [&](Span s) {
+    s.begin += byteOffset;
+    s.end += byteOffset;
+    s.line += lineOffset;
+    s.endLine += lineOffset;
+    return s;
+  };
+
+  // Lists hold statement ids or expression ids: each is moved by the base of its kind, once.
+  const List body = f.functions[0].body;
+  const uint32_t kept = body.first;  // the module body is the fragment's last list
+  m.lists.insert(m.lists.end(), f.lists.begin(), f.lists.begin() + kept);
+  std::vector<bool> moved(kept, false);
+  auto list = [&](List l, uint32_t base) {
+    if (l.count == 0) return l.first == 0 ? l : List{l.first + L, 0};
+    for (uint32_t i = l.first; i < l.first + l.count && i < kept; ++i)
+      if (!moved[i]) {
+        m.lists[L + i] += base;
+        moved[i] = true;
+      }
+    return List{l.first + L, l.count};
+  };
+  for (uint32_t i = body.first; i < body.first + body.count; ++i) topLevel.push_back(f.lists[i] + S);
+
+  for (Expr x : f.exprs) {
+    x.span = span(x.span);
+    x.lhs = ex(x.lhs);
+    x.rhs = ex(x.rhs);
+    x.firstArg += A;
+    x.canonical = 0;
+    x.function = fn(x.function);
+    x.owner = fn(x.owner);
+    x.stmt = st(x.stmt);
+    m.exprs.push_back(x);
+  }
+  for (Arg a : f.args) {
+    a.value = ex(a.value);
+    m.args.push_back(a);
+  }
+  for (Param p : f.params) {
+    p.defaultValue = ex(p.defaultValue);
+    m.params.push_back(p);
+  }
+  for (Handler h : f.handlers) {
+    h.type = ex(h.type);
+    h.span = span(h.span);
+    h.body = list(h.body, S);
+    m.handlers.push_back(h);
+  }
+  for (Stmt s : f.stmts) {
+    s.span = span(s.span);
+    s.parent = st(s.parent);
+    s.function = fn(s.function);
+    s.target = ex(s.target);
+    s.value = ex(s.value);
+    s.targets = list(s.targets, E);
+    s.body = list(s.body, S);
+    s.orelse = list(s.orelse, S);
+    s.finalbody = list(s.finalbody, S);
+    s.firstHandler += H;
+    if (s.kind == StmtKind::FunctionDef) s.def = fn(s.def);
+    else if (s.kind == StmtKind::ClassDef) s.def += C;
+    s.firstExpr += E;
+    s.endExpr += E;
+    m.stmts.push_back(s);
+  }
+  for (size_t k = 1; k < f.functions.size(); ++k) {
+    Function g = f.functions[k];
+    g.span = span(g.span);
+    g.nameSpan = span(g.nameSpan);
+    g.parent = fn(g.parent);
+    if (g.cls >= 0) g.cls += static_cast<int32_t>(C);
+    g.defStmt = st(g.defStmt);
+    g.lambdaBody = ex(g.lambdaBody);
+    g.decorators = list(g.decorators, E);
+    g.body = list(g.body, S);
+    g.firstParam += P;
+    m.functions.push_back(g);
+  }
+  for (Class c : f.classes) {
+    c.span = span(c.span);
+    c.function = fn(c.function);
+    c.defStmt = st(c.defStmt);
+    c.bases = list(c.bases, E);
+    c.body = list(c.body, S);
+    m.classes.push_back(c);
+  }
+  for (Comment c : f.comments) {
+    c.begin += byteOffset;
+    c.end += byteOffset;
+    c.line += lineOffset;
+    m.comments.push_back(c);
+  }
+  for (const auto& [name, dotted] : f.imports) m.imports[name] = dotted;  // a later import rebinds
+  m.importsTorch |= f.importsTorch;
+  m.truncatedDepth |= f.truncatedDepth;
+}
+
+}  // namespace
+
+void IncrementalDocument::edited(uint32_t begin, uint32_t end, uint32_t length) {
+  if (chunks_.empty()) return;  // nothing kept: the next model() parses everything
+  auto containing = [&](uint32_t offset) {
+    auto it = std::upper_bound(chunks_.begin(), chunks_.end(), offset,
+                               [](uint32_t o, const Chunk& c) { return o < c.begin; });
+    return static_cast<size_t>(std::max<std::ptrdiff_t>(0, it - chunks_.begin() - 1));
+  };
+  // No need to take the chunk before: if the edit makes this one's first line continue the block
+  // above (indented, `else:`), it no longer parses on its own and model() parses the whole text.
+  size_t a = containing(begin);
+  // The text at `end` joins the edit (deleting a line break merges two lines).
+  size_t b = std::max(a, containing(end));
+  uint32_t from = chunks_[a].begin;
+  uint32_t to = chunks_[b].begin + chunks_[b].length;
+  int64_t delta = int64_t{length} - (int64_t{end} - int64_t{begin});
+  Chunk merged{from, static_cast<uint32_t>(int64_t{to} - from + delta), nullptr};
+  chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(a) + 1, chunks_.begin() + static_cast<std::ptrdiff_t>(b) + 1);
+  chunks_[a] = std::move(merged);
+  for (size_t i = a + 1; i < chunks_.size(); ++i) chunks_[i].begin = static_cast<uint32_t>(chunks_[i].begin + delta);
+}
+
+bool IncrementalDocument::relower(size_t i, const std::string& text, std::unique_ptr<Module>* whole,
+                                  const std::string& path) {
+  const uint32_t begin = chunks_[i].begin, length = chunks_[i].length;
+  std::string_view run = std::string_view(text).substr(begin, length);
+  parsed_ += length;
+  TreeHandle tree(ts_parser_parse_string(threadParser(), nullptr, run.data(), length));
+  std::vector<uint32_t> starts = chunkStarts(tree.tree, run);
+  if (starts.empty()) {
+    if (begin == 0 && length == text.size()) *whole = lowerTree(path, text, tree.tree);
+    return false;
+  }
+  std::vector<Chunk> pieces;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    uint32_t from = starts[k], to = k + 1 < starts.size() ? starts[k + 1] : length;
+    TSPoint origin{static_cast<uint32_t>(std::count(run.begin(), run.begin() + from, '\n')), 0};
+    auto fragment = lowerChunk(std::string(run.substr(from, to - from)), tree.tree, origin, from);
+    pieces.push_back(Chunk{begin + from, to - from, std::move(fragment)});
+  }
+  chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(i));
+  chunks_.insert(chunks_.begin() + static_cast<std::ptrdiff_t>(i), pieces.begin(), pieces.end());
+  return true;
+}
+
+std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, const std::string& text) {
+  const auto size = static_cast<uint32_t>(text.size());
+  parsed_ = 0;
+  if (chunks_.empty()) chunks_.push_back(Chunk{0, size, nullptr});
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    if (chunks_[i].fragment) continue;
+    size_t before = chunks_.size();
+    std::unique_ptr<Module> whole;
+    if (relower(i, text, &whole, path)) {
+      i += chunks_.size() - before;  // skip the pieces just made
+      continue;
+    }
+    // Not on its own: the whole text, chunked if it can be, else lowered as one (a syntax error).
+    chunks_.assign(1, Chunk{0, size, nullptr});
+    if (!whole && relower(0, text, &whole, path)) break;
+    return whole;
+  }
+
+  auto m = std::make_unique<Module>();
+  m->lang = Lang::Python;
+  m->path = path;
+  m->source = text;
+  m->lineStarts = lineStartsOf(m->source);
+  size_t exprs = 0, stmts = 0;
+  for (const Chunk& c : chunks_) {
+    exprs += c.fragment->exprs.size();
+    stmts += c.fragment->stmts.size();
+  }
+  m->exprs.reserve(exprs);
+  m->stmts.reserve(stmts);
+  Function top;
+  top.name = "<module>";
+  m->functions.push_back(top);
+  std::vector<NodeId> topLevel;
+  for (const Chunk& c : chunks_) {
+    uint32_t line = m->lineOf(c.begin) - 1;
+    splice(*m, *c.fragment, c.begin, line, topLevel);
+    m->parts.push_back(c.fragment);
+  }
+  // The module spans what the first chunk's tree started with to where the last one's ended.
+  const Span& first = chunks_.front().fragment->functions[0].span;
+  const Span& last = chunks_.back().fragment->functions[0].span;
+  Span& whole = m->functions[0].span;
+  whole.begin = first.begin;
+  whole.line = first.line;
+  whole.col = first.col;
+  whole.end = last.end + chunks_.back().begin;
+  whole.endLine = last.endLine + m->lineOf(chunks_.back().begin) - 1;
+  whole.endCol = last.endCol;
+  m->functions[0].body = List{static_cast<uint32_t>(m->lists.size()), static_cast<uint32_t>(topLevel.size())};
+  m->lists.insert(m->lists.end(), topLevel.begin(), topLevel.end());
+  resolveNames(*m);
+  return m;
+}
+
+}  // namespace oomlint::python

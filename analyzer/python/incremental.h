@@ -1,0 +1,52 @@
+#pragma once
+/// The LSP server's Python document: after each edit only the top-level statements the edit
+/// touched are parsed and lowered again; the rest of the model is reused.
+///
+/// Why not tree-sitter's own incremental re-parse: with tree-sitter 0.20.7 and tree-sitter-python
+/// 0.23.6, an edit in the last statement of a block (typing at the end of a loop body, the common
+/// case) makes the parser re-lex everything after it, since no node that follows a dedent is
+/// reused. That is a full parse per keystroke.
+///
+/// The text is kept as chunks: runs of whole top-level statements, each starting at column 0 of a
+/// line, each with its own lowered model fragment in its own coordinates. An edit marks the chunks
+/// it touches dirty; model() parses each dirty run on its own and splices the fragments into one
+/// Module. When a run does not stand on its own (a syntax error such as an unclosed bracket or an
+/// `else:` that belongs above, a first line indented into the block above, a trailing backslash),
+/// the whole text is parsed again: the model always equals python::parse's.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace oomlint::python {
+
+class IncrementalDocument {
+ public:
+  /// Bytes [begin, end) of the previous text were replaced by `length` bytes.
+  void edited(uint32_t begin, uint32_t end, uint32_t length);
+  /// The text was replaced as a whole.
+  void reset() { chunks_.clear(); }
+  /// The model of `text`, which must be the text after every edit reported so far.
+  std::unique_ptr<Module> model(const std::string& path, const std::string& text);
+  /// How many top-level chunks the text is kept as (1 while it has a syntax error).
+  size_t chunkCount() const { return chunks_.size(); }
+  /// Bytes the last model() call parsed (tests and benchmarks: what an edit cost).
+  size_t parsedBytes() const { return parsed_; }
+
+ private:
+  struct Chunk {
+    uint32_t begin = 0, length = 0;
+    std::shared_ptr<const Module> fragment;  // null: not lowered since it changed
+  };
+  std::vector<Chunk> chunks_;
+  size_t parsed_ = 0;
+
+  /// Parses chunks_[i] on its own and replaces it by the chunks it splits into. False when it
+  /// does not parse cleanly on its own; then, if it is the whole text, `*whole` is its model.
+  bool relower(size_t i, const std::string& text, std::unique_ptr<Module>* whole, const std::string& path);
+};
+
+}  // namespace oomlint::python

@@ -1,0 +1,199 @@
+// The LSP server's incremental Python document must give exactly the model a fresh parse gives,
+// after any sequence of edits, while parsing only what an edit touched.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "engine/engine.h"
+#include "python/frontend.h"
+#include "python/incremental.h"
+#include "test_util.h"
+
+using namespace oomlint;
+
+namespace {
+
+std::string spanText(const Span& s) {
+  std::ostringstream o;
+  o << s.begin << '-' << s.end << '@' << s.line << ':' << s.col << '-' << s.endLine << ':' << s.endCol;
+  return o.str();
+}
+
+/// Lists by content: an empty list is empty wherever its (unused) start points.
+std::string listText(const Module& m, List l) {
+  std::string out = "[";
+  for (NodeId id : items(m, l)) out += std::to_string(id) + ",";
+  return out + "]";
+}
+
+/// Everything facts and rules can read from a model, in one comparable string.
+std::string dump(const Module& m) {
+  std::ostringstream o;
+  o << "source " << m.source.size() << " lines " << m.lineStarts.size() << " torch " << m.importsTorch << " deep "
+    << m.truncatedDepth << '\n';
+  for (const Expr& x : m.exprs) {
+    o << "E" << int(x.kind) << ' ' << spanText(x.span) << " '" << x.text << "' " << x.lhs << ' ' << x.rhs << " ("
+      << m.names[x.canonical] << ") f" << x.function << " o" << x.owner << " s" << x.stmt << " h" << int(x.hint) << " a";
+    for (const Arg& a : argsOf(m, x)) o << a.keyword << '=' << a.value << ',';
+    o << '\n';
+  }
+  for (const Stmt& s : m.stmts) {
+    o << "S" << int(s.kind) << ' ' << spanText(s.span) << " p" << s.parent << " f" << s.function << " t" << s.target
+      << " v" << s.value << " '" << s.op << "' " << listText(m, s.targets) << listText(m, s.body) << listText(m, s.orelse)
+      << listText(m, s.finalbody) << " d" << s.def << " x" << s.firstExpr << '-' << s.endExpr << " h";
+    for (uint32_t h = s.firstHandler; h < s.firstHandler + s.handlerCount; ++h) {
+      const Handler& hd = m.handlers[h];
+      o << hd.type << ':' << hd.name << ':' << spanText(hd.span) << listText(m, hd.body) << ';';
+    }
+    o << '\n';
+  }
+  for (const Function& f : m.functions) {
+    o << "F " << f.name << ' ' << spanText(f.span) << ' ' << spanText(f.nameSpan) << " p" << f.parent << " c" << f.cls
+      << " l" << f.isLambda << " d" << f.defStmt << " b" << f.lambdaBody << listText(m, f.decorators)
+      << listText(m, f.body) << " (";
+    for (uint32_t p = f.firstParam; p < f.firstParam + f.paramCount; ++p)
+      o << m.params[p].name << '=' << m.params[p].defaultValue << ',';
+    o << ")\n";
+  }
+  for (const Class& c : m.classes)
+    o << "C " << c.name << ' ' << spanText(c.span) << " f" << c.function << " d" << c.defStmt << listText(m, c.bases)
+      << listText(m, c.body) << '\n';
+  for (const Comment& c : m.comments) o << "# " << c.line << ' ' << c.begin << '-' << c.end << '\n';
+  std::map<std::string, std::string> imports;
+  for (const auto& [k, v] : m.imports) imports[std::string(k)] = v;
+  for (const auto& [k, v] : imports) o << "I " << k << '=' << v << '\n';
+  for (const SyntaxIssue& s : m.syntaxIssues) o << "! " << spanText(s.span) << ' ' << s.message << '\n';
+  return o.str();
+}
+
+std::string findingsText(const Module& m) {
+  std::string out;
+  for (const Finding& f : analyzeModule(m, CheckOptions{})) out += std::string(f.code) + spanText(f.span) + f.message + "\n";
+  return out;
+}
+
+std::string trainingFile(int functions) {
+  std::string text = "import torch\nimport torch.nn as nn\n\n\n";
+  for (int i = 0; i < functions; ++i) {
+    text += "def train_" + std::to_string(i) +
+            "(model, loader, optimizer, criterion):\n"
+            "    total = 0.0\n"
+            "    for x, y in loader:\n"
+            "        optimizer.zero_grad()\n"
+            "        out = model(x)\n"
+            "        loss = criterion(out, y)\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        total += loss.item()\n"
+            "    return total\n\n\n";
+  }
+  return text;
+}
+
+struct Editor {
+  std::string text;
+  python::IncrementalDocument doc;
+
+  void edit(size_t begin, size_t end, const std::string& with) {
+    doc.edited(static_cast<uint32_t>(begin), static_cast<uint32_t>(end), static_cast<uint32_t>(with.size()));
+    text.replace(begin, end - begin, with);
+  }
+  /// The incremental model and a fresh parse agree on everything, findings included.
+  void expectSameAsFreshParse(const std::string& what) {
+    auto incremental = doc.model("t.py", text);
+    auto fresh = python::parse("t.py", text);
+    ASSERT_EQ(dump(*fresh), dump(*incremental)) << what << "\n--- text ---\n" << text;
+    ASSERT_EQ(findingsText(*fresh), findingsText(*incremental)) << what;
+  }
+};
+
+}  // namespace
+
+TEST(IncrementalDocument, ReparsesOnlyTheEditedStatement) {
+  Editor e;
+  e.text = trainingFile(40);
+  e.expectSameAsFreshParse("open");
+  EXPECT_EQ(42u, e.doc.chunkCount());  // two imports and forty functions
+  // Typing at the end of the last statement of a loop body: tree-sitter's own re-parse would
+  // re-lex everything after it.
+  size_t at = e.text.find("total += loss.item()", e.text.size() / 2);
+  size_t col = at + std::string("total += ").size();
+  e.edit(col, col + 11, "loss");
+  e.expectSameAsFreshParse("loss.item() -> loss");
+  EXPECT_LT(e.doc.parsedBytes(), 400u);  // the edited function only
+  e.edit(col, col + 4, "loss.item()");
+  e.expectSameAsFreshParse("loss -> loss.item()");
+  EXPECT_LT(e.doc.parsedBytes(), 400u);
+  EXPECT_EQ(42u, e.doc.chunkCount());
+}
+
+TEST(IncrementalDocument, SyntaxErrorsFallBackToTheWholeTextAndRecover) {
+  Editor e;
+  e.text = trainingFile(10);
+  e.expectSameAsFreshParse("open");
+  size_t at = e.text.find("out = model(x)", e.text.size() / 2) + std::string("out = model(").size();
+  e.edit(at, at + 2, "");  // `out = model(` leaves a bracket open up to the end of the file
+  e.expectSameAsFreshParse("unclosed bracket");
+  EXPECT_EQ(1u, e.doc.chunkCount());
+  EXPECT_GE(e.doc.parsedBytes(), e.text.size());  // the edited run, then the whole text
+  e.edit(at, at, "x)");
+  e.expectSameAsFreshParse("closed again");
+  EXPECT_EQ(12u, e.doc.chunkCount());
+  // A trailing backslash joins the next statement; an indented first line joins the block above.
+  size_t def = e.text.find("def train_5");
+  e.edit(def - 1, def - 1, " \\");
+  e.expectSameAsFreshParse("trailing backslash");
+  e.edit(def - 1, def + 1, "");
+  e.expectSameAsFreshParse("backslash removed");
+  def = e.text.find("def train_7");
+  e.edit(def, def, "    ");
+  e.expectSameAsFreshParse("indented def");
+  e.edit(def, def + 4, "");
+  e.expectSameAsFreshParse("dedented again");
+  e.doc.reset();
+  e.text = "import torch\nx = torch.ones(3)\n";
+  e.expectSameAsFreshParse("after reset");
+}
+
+TEST(IncrementalDocument, RandomEditsOfEveryFixtureMatchAFreshParse) {
+  // Snippets that open and close blocks, brackets, strings and continuations, at random places.
+  const std::vector<std::string> snippets = {
+      "x",          " ",        "\n",          "    ",        "(",           ")",          "[",
+      "]",          ":",        "\\\n",        "#",          "# noqa: OOM101", "'''",     "\"",
+      "else:\n",    "@dec\n",   "import torch as tt\n", "from torch import nn\n", "\n    y = model(x)\n",
+      "def g():\n    return loss\n", "class N(nn.Module):\n    pass\n", "loss.item()", "\t", "\r\n",
+      "with torch.no_grad():\n    ", "total += loss\n", "\xc3\xa9", "lambda: 0", "try:\n    pass\nexcept E:\n    pass\n"};
+  std::mt19937 rng(20261201);
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(OOMLINT_FIXTURES) + "/python"))
+    if (entry.path().extension() == ".py") files.push_back(entry.path());
+  files.push_back(std::string(OOMLINT_EXAMPLES) + "/train.py");
+  std::sort(files.begin(), files.end());
+  ASSERT_GT(files.size(), 40u);
+  size_t chunked = 0;
+  for (const auto& path : files) {
+    Editor e;
+    e.text = testutil::slurp(path);
+    e.expectSameAsFreshParse(path.string() + " open");
+    if (e.doc.chunkCount() > 1) ++chunked;
+    for (int step = 0; step < 25; ++step) {
+      size_t size = e.text.size();
+      size_t begin = size ? rng() % (size + 1) : 0;
+      if (rng() % 3 == 0) {  // at a line start or end, where typing usually happens
+        size_t nl = e.text.find('\n', begin);
+        begin = rng() % 2 && nl != std::string::npos ? nl : e.text.rfind('\n', begin == 0 ? 0 : begin - 1) + 1;
+        if (begin > size) begin = 0;
+      }
+      size_t end = std::min(size, begin + (rng() % 4 == 0 ? rng() % 40 : 0));
+      std::string with = rng() % 5 == 0 ? "" : snippets[rng() % snippets.size()];
+      e.edit(begin, end, with);
+      e.expectSameAsFreshParse(path.string() + " step " + std::to_string(step));
+      if (HasFatalFailure()) return;
+    }
+  }
+  EXPECT_GT(chunked, files.size() / 2);  // most fixtures have several top-level statements
+}
