@@ -1103,6 +1103,11 @@ struct ParserHandle {
 
 TSParser* threadParser() {
   thread_local ParserHandle handle;
+  // tree-sitter-python 0.23.6's external scanner does not clear its "inside an f-string" flag
+  // when a parse starts, so after a file that ends inside an f-string the next file's error
+  // recovery could differ. Setting the language again makes a new scanner: every parse starts
+  // the same, and a file's findings never depend on the file parsed before it.
+  ts_parser_set_language(handle.parser, tree_sitter_python());
   return handle.parser;
 }
 

@@ -11,7 +11,7 @@
 
 namespace oomlint::python {
 
-/// The calling thread's parser, set to tree-sitter-python.
+/// The calling thread's parser, set to tree-sitter-python with a new external scanner.
 TSParser* threadParser();
 
 /// Lowers a whole parsed document: statements, syntax issues, suppression comments, names.
