@@ -236,7 +236,7 @@ class FactsBuilder {
               f_.optimizerNames_.insert(key);
             if (endsWith(canon, "DataLoader") || endsWith(canon, "utils.data.DataLoader")) f_.loaderNames_.insert(key);
             if (canon == "torch.device" || m_.textOf(st.value).find("cuda") != std::string_view::npos) {
-              if (canon == "torch.device" || names::looksLikeDevice(key)) f_.gpuNames_.insert(key);
+              if (canon == "torch.device" || f_.looksLike(key, Facts::kNamedDevice)) f_.gpuNames_.insert(key);
             }
           } else if (v.kind == ExprKind::String && m_.textOf(st.value).find("cuda") != std::string_view::npos) {
             f_.gpuNames_.insert(key);
@@ -1089,7 +1089,7 @@ class FactsBuilder {
 
   bool isLoaderExpr(NodeId e) const {
     std::string_view key = f_.pathKey(e);
-    if (!key.empty()) return f_.loaderNames_.count(key) || names::looksLikeLoader(key);
+    if (!key.empty()) return f_.loaderNames_.count(key) || f_.looksLike(key, Facts::kNamedLoader);
     const Expr& x = m_.expr(e);
     if (x.kind == ExprKind::Call) {
       const std::string& canon = m_.canonical(e);
@@ -1173,13 +1173,13 @@ bool Facts::isModuleExpr(NodeId e) const {
       }
       return false;
     }
-    return names::looksLikeModule(x.text) && !names::looksLikeLossFn(x.text);
+    return looksLike(x.text, kNamedModule) && !looksLike(x.text, kNamedLoss);
   }
   if (x.kind == ExprKind::Attribute) {
     const Expr& base = m_.expr(x.lhs);
     if (x.text == "module" && isModuleExpr(x.lhs)) return true;  // DDP / DataParallel wrapper
     bool baseIsSelfOrModule = (base.kind == ExprKind::Name && base.text == "self") || isModuleExpr(x.lhs);
-    return baseIsSelfOrModule && names::looksLikeModule(x.text) && !names::looksLikeLossFn(x.text);
+    return baseIsSelfOrModule && looksLike(x.text, kNamedModule) && !looksLike(x.text, kNamedLoss);
   }
   return false;
 }
@@ -1202,7 +1202,7 @@ bool Facts::isLossCall(NodeId call) const {
   if (m_.expr(c.lhs).hint & type_hint::kLossModule) return true;
   std::string_view key = pathKey(c.lhs);
   if (key.empty()) return false;
-  return lossModuleNames_.count(key) || names::looksLikeLossFn(key);
+  return lossModuleNames_.count(key) || looksLike(key, kNamedLoss);
 }
 
 bool Facts::isBackwardCall(NodeId call) const {
@@ -1224,7 +1224,17 @@ bool Facts::isOptimizerStep(NodeId call) const {
   if (m_.expr(base).hint & type_hint::kOptimizer) return true;
   std::string_view key = pathKey(base);
   if (key.empty()) return false;
-  return optimizerNames_.count(key) || names::looksLikeOptimizer(key);
+  return optimizerNames_.count(key) || looksLike(key, kNamedOptimizer);
+}
+
+bool Facts::looksLike(std::string_view name, uint8_t convention) const {
+  auto [it, added] = namedAs_.try_emplace(name, 0);
+  if (added) {
+    it->second = (names::looksLikeModule(name) ? kNamedModule : 0) | (names::looksLikeLossFn(name) ? kNamedLoss : 0) |
+                 (names::looksLikeOptimizer(name) ? kNamedOptimizer : 0) | (names::looksLikeLoader(name) ? kNamedLoader : 0) |
+                 (names::looksLikeDevice(name) ? kNamedDevice : 0);
+  }
+  return (it->second & convention) != 0;
 }
 
 bool Facts::inEvalContext(NodeId stmt) const { return evalOpener_[stmt] != kNone; }
@@ -1244,7 +1254,7 @@ bool Facts::isGpuDeviceExpr(NodeId e) const {
   std::string_view key = pathKey(e);
   if (key.empty()) return false;
   if (gpuNames_.count(key)) return true;
-  return fileMentionsCuda_ && names::looksLikeDevice(key);
+  return fileMentionsCuda_ && looksLike(key, kNamedDevice);
 }
 
 bool Facts::outlivesIteration(NodeId target, NodeId loop) const {

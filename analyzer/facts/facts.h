@@ -103,6 +103,11 @@ class Facts {
   /// `x` is a value that is known to be on the GPU by name (device variables, `.cuda()` targets).
   bool isGpuDeviceExpr(NodeId expr) const;
 
+  /// Naming conventions (names.h) a name follows, asked once per distinct name: the same few
+  /// names (`model`, `criterion`, `optimizer`) are asked about at every call of every loop.
+  static constexpr uint8_t kNamedModule = 1, kNamedLoss = 2, kNamedOptimizer = 4, kNamedLoader = 8, kNamedDevice = 16;
+  bool looksLike(std::string_view name, uint8_t convention) const;
+
  private:
   static constexpr uint8_t kReachesBackward = 1;
   static constexpr uint8_t kReachesStep = 2;
@@ -130,6 +135,7 @@ class Facts {
   std::unordered_set<std::string_view> modulesOnGpu_;
   std::unordered_map<std::string_view, std::vector<uint32_t>> functionsByName_;
   bool fileMentionsCuda_ = false;
+  mutable std::unordered_map<std::string_view, uint8_t> namedAs_;  // looksLike's answers so far
   /// C++ spells paths `a->b` or a bare member: keys are the model's dotted paths, kept here.
   std::deque<std::string> cppKeyText_;
   std::vector<std::string_view> cppKeys_;

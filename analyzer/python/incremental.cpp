@@ -77,50 +77,47 @@ void splice(Module& m, const Module& f, uint32_t byteOffset, uint32_t lineOffset
   };
   for (uint32_t i = body.first; i < body.first + body.count; ++i) topLevel.push_back(f.lists[i] + S);
 
-  for (Expr x : f.exprs) {
-    x.span = span(x.span);
-    x.lhs = ex(x.lhs);
-    x.rhs = ex(x.rhs);
-    x.firstArg += A;
-    x.canonical = 0;
-    x.function = fn(x.function);
-    x.owner = fn(x.owner);
-    x.stmt = st(x.stmt);
-    m.exprs.push_back(x);
+  // Copied in bulk, then moved in place.
+  m.exprs.insert(m.exprs.end(), f.exprs.begin(), f.exprs.end());
+  for (auto x = m.exprs.begin() + E; x != m.exprs.end(); ++x) {
+    x->span = span(x->span);
+    x->lhs = ex(x->lhs);
+    x->rhs = ex(x->rhs);
+    x->firstArg += A;
+    x->canonical = 0;
+    x->function = fn(x->function);
+    x->owner = fn(x->owner);
+    x->stmt = st(x->stmt);
   }
-  for (Arg a : f.args) {
-    a.value = ex(a.value);
-    m.args.push_back(a);
+  m.args.insert(m.args.end(), f.args.begin(), f.args.end());
+  for (auto a = m.args.begin() + A; a != m.args.end(); ++a) a->value = ex(a->value);
+  m.params.insert(m.params.end(), f.params.begin(), f.params.end());
+  for (auto p = m.params.begin() + P; p != m.params.end(); ++p) p->defaultValue = ex(p->defaultValue);
+  m.handlers.insert(m.handlers.end(), f.handlers.begin(), f.handlers.end());
+  for (auto h = m.handlers.begin() + H; h != m.handlers.end(); ++h) {
+    h->type = ex(h->type);
+    h->span = span(h->span);
+    h->body = list(h->body, S);
   }
-  for (Param p : f.params) {
-    p.defaultValue = ex(p.defaultValue);
-    m.params.push_back(p);
-  }
-  for (Handler h : f.handlers) {
-    h.type = ex(h.type);
-    h.span = span(h.span);
-    h.body = list(h.body, S);
-    m.handlers.push_back(h);
-  }
-  for (Stmt s : f.stmts) {
-    s.span = span(s.span);
-    s.parent = st(s.parent);
-    s.function = fn(s.function);
-    s.target = ex(s.target);
-    s.value = ex(s.value);
-    s.targets = list(s.targets, E);
-    s.body = list(s.body, S);
-    s.orelse = list(s.orelse, S);
-    s.finalbody = list(s.finalbody, S);
-    s.firstHandler += H;
-    if (s.kind == StmtKind::FunctionDef) s.def = fn(s.def);
-    else if (s.kind == StmtKind::ClassDef) s.def += C;
-    s.firstExpr += E;
-    s.endExpr += E;
-    m.stmts.push_back(s);
+  m.stmts.insert(m.stmts.end(), f.stmts.begin(), f.stmts.end());
+  for (auto s = m.stmts.begin() + S; s != m.stmts.end(); ++s) {
+    s->span = span(s->span);
+    s->parent = st(s->parent);
+    s->function = fn(s->function);
+    s->target = ex(s->target);
+    s->value = ex(s->value);
+    s->targets = list(s->targets, E);
+    s->body = list(s->body, S);
+    s->orelse = list(s->orelse, S);
+    s->finalbody = list(s->finalbody, S);
+    s->firstHandler += H;
+    if (s->kind == StmtKind::FunctionDef) s->def = fn(s->def);
+    else if (s->kind == StmtKind::ClassDef) s->def += C;
+    s->firstExpr += E;
+    s->endExpr += E;
   }
   for (size_t k = 1; k < f.functions.size(); ++k) {
-    Function g = f.functions[k];
+    Function& g = m.functions.emplace_back(f.functions[k]);
     g.span = span(g.span);
     g.nameSpan = span(g.nameSpan);
     g.parent = fn(g.parent);
@@ -130,15 +127,14 @@ void splice(Module& m, const Module& f, uint32_t byteOffset, uint32_t lineOffset
     g.decorators = list(g.decorators, E);
     g.body = list(g.body, S);
     g.firstParam += P;
-    m.functions.push_back(g);
   }
-  for (Class c : f.classes) {
+  for (const Class& original : f.classes) {
+    Class& c = m.classes.emplace_back(original);
     c.span = span(c.span);
     c.function = fn(c.function);
     c.defStmt = st(c.defStmt);
     c.bases = list(c.bases, E);
     c.body = list(c.body, S);
-    m.classes.push_back(c);
   }
   for (Comment c : f.comments) {
     c.begin += byteOffset;
@@ -220,13 +216,17 @@ std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, cons
   m->path = path;
   m->source = text;
   m->lineStarts = lineStartsOf(m->source);
-  size_t exprs = 0, stmts = 0;
+  size_t exprs = 0, stmts = 0, args = 0, lists = 0;
   for (const Chunk& c : chunks_) {
     exprs += c.fragment->exprs.size();
     stmts += c.fragment->stmts.size();
+    args += c.fragment->args.size();
+    lists += c.fragment->lists.size();
   }
   m->exprs.reserve(exprs);
   m->stmts.reserve(stmts);
+  m->args.reserve(args);
+  m->lists.reserve(lists);
   Function top;
   top.name = "<module>";
   m->functions.push_back(top);
