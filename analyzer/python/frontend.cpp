@@ -171,6 +171,7 @@ class Lowerer {
   uint32_t originByte_ = 0, originRow_ = 0;
   std::vector<Child> childBuf_;
   std::vector<NodeId> listBuf_;
+  std::vector<Arg> argBuf_;
   uint32_t fn_ = 0;
   int32_t cls_ = -1;
   int depth_ = 0;
@@ -782,7 +783,7 @@ class Lowerer {
       }
       case K::Call: id = lowerCall(n, stmt); break;
       case K::Subscript: {
-        NodeId value = lowerExpr(field(n, g_.fObject == 0 ? g_.fValue : g_.fValue), stmt);
+        NodeId value = lowerExpr(field(n, g_.fValue), stmt);
         NodeId index = lowerExpr(field(n, g_.fSubscript), stmt);
         id = newExpr(ExprKind::Subscript, n);
         m_.exprs[id].lhs = value;
@@ -889,17 +890,18 @@ class Lowerer {
 
   NodeId lowerCall(TSNode n, NodeId stmt) {
     NodeId callee = lowerExpr(field(n, g_.fFunction), stmt);
-    std::vector<Arg> args;
     TSNode argNode = field(n, g_.fArguments);
+    // Arguments collect on a stack shared with the calls nested in them: no allocation per call.
+    const size_t argStart = argBuf_.size();
+    auto& args = argBuf_;
     if (!ts_node_is_null(argNode)) {
       if (kindOf(argNode) == K::GeneratorExpression) {
         NodeId v = lowerExpr(argNode, stmt);
         if (v != kNone) args.push_back({{}, v});
       } else {
-        size_t start = collectChildren(argNode);
-        std::vector<Child> kids(childBuf_.begin() + static_cast<long>(start), childBuf_.end());
-        childBuf_.resize(start);
-        for (const Child& c : kids) {
+        const size_t start = collectChildren(argNode), end = childBuf_.size();
+        for (size_t i = start; i < end; ++i) {
+          const Child c = childBuf_[i];  // a copy: nested calls grow childBuf_ past `end`
           switch (c.kind) {
             case K::Comment: break;
             case K::KeywordArgument: {
@@ -919,13 +921,15 @@ class Lowerer {
             }
           }
         }
+        childBuf_.resize(start);
       }
     }
     NodeId id = newExpr(ExprKind::Call, n);
     m_.exprs[id].lhs = callee;
     m_.exprs[id].firstArg = static_cast<uint32_t>(m_.args.size());
-    m_.exprs[id].argCount = static_cast<uint32_t>(args.size());
-    m_.args.insert(m_.args.end(), args.begin(), args.end());
+    m_.exprs[id].argCount = static_cast<uint32_t>(args.size() - argStart);
+    m_.args.insert(m_.args.end(), args.begin() + static_cast<long>(argStart), args.end());
+    args.resize(argStart);
     return id;
   }
 
