@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -132,35 +133,23 @@ class Lowerer {
   Lowerer(const Lowerer&) = delete;
   Lowerer& operator=(const Lowerer&) = delete;
 
-  void lowerModule(TSNode root) {
+  /// Lowers the top-level statements of `root` that start in [origin, `end`): all of them for a
+  /// whole file, one chunk's for a file kept in pieces (python/incremental.h).
+  void lowerModule(TSNode root, uint64_t end = UINT64_MAX) {
     Function top;
     top.name = "<module>";
     top.span = spanOf(root);
     m_.functions.push_back(top);
     fn_ = 0;
-    List body = lowerBlockChildren(root, kNone);
-    m_.functions[0].body = body;
-  }
-
-  /// Lowers the top-level statements of `root` that start in [originByte, originByte + source
-  /// size): one chunk of a module parsed as a whole or in several pieces.
-  void lowerModuleChunk(TSNode root) {
-    Function top;
-    top.name = "<module>";
-    top.span = spanOf(root);
-    m_.functions.push_back(top);
-    fn_ = 0;
-    size_t start = collectChildren(root);
-    size_t end = childBuf_.size();
-    size_t listStart = listBuf_.size();
-    uint64_t limit = uint64_t{originByte_} + m_.source.size();
-    for (size_t i = start; i < end; ++i) {
-      Child c = childBuf_[i];
-      uint32_t at = ts_node_start_byte(c.node);
-      if (at < originByte_ || at >= limit) continue;
+    const size_t first = collectChildren(root), last = childBuf_.size();
+    const size_t listStart = listBuf_.size();
+    for (size_t i = first; i < last; ++i) {
+      const Child c = childBuf_[i];
+      const uint32_t at = ts_node_start_byte(c.node);
+      if (at < originByte_ || at >= end) continue;
       lowerStatement(c.node, c.kind, kNone, listStart);
     }
-    childBuf_.resize(start);
+    childBuf_.resize(first);
     m_.functions[0].body = pushList(listStart);
   }
 
@@ -1085,7 +1074,7 @@ std::unique_ptr<Module> lowerChunk(std::string text, TSTree* tree, TSPoint origi
   TSNode root = ts_tree_root_node(tree);
   {
     Lowerer lowerer(*m, tree, originPoint, originByte);
-    lowerer.lowerModuleChunk(root);
+    lowerer.lowerModule(root, uint64_t{originByte} + m->source.size());
   }
   collectDirectiveComments(*m, root, originPoint, originByte);
   return m;
