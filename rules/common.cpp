@@ -344,6 +344,15 @@ bool isReturned(const Facts& f, uint32_t fn, std::string_view key) {
   return false;
 }
 
+std::string ticked(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '`';
+  out += text;
+  out += '`';
+  return out;
+}
+
 std::string brief(const Module& m, NodeId e, size_t max) {
   std::string t(m.textOf(e));
   for (char& c : t)

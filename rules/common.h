@@ -71,5 +71,8 @@ inline bool isTrackable(const Module& m, NodeId e) {
 
 /// Short source text of an expression for messages, elided when long.
 std::string brief(const Module& m, NodeId e, size_t max = 40);
+/// `text` in backticks, the way messages quote code. Built by appending: GCC 12 warns falsely
+/// (-Wrestrict) on "`" + std::string.
+std::string ticked(std::string_view text);
 
 }  // namespace oomlint::rules

@@ -127,7 +127,7 @@ class Oom101 final : public Rule {
     if (!trainsOrEvaluates && isReturned(f, fn, key)) return;
     std::string what = brief(m, value, 30);
     Finding& finding = ctx.report(kInfo, m.stmt(s).span,
-                                  "`" + what + "` carries autograd history and is accumulated into `" +
+                                  ticked(what) + " carries autograd history and is accumulated into `" +
                                       std::string(key) + "` across iterations, keeping every step's graph alive");
     finding.hasFix = true;
     finding.fix.applicability = Applicability::Unsafe;

@@ -78,7 +78,7 @@ class Oom102 final : public Rule {
     while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;
     Finding& finding = ctx.report(kInfo, where,
-                                  "`" + brief(m, st.value, 30) + "` carries autograd history and is stored in `" +
+                                  ticked(brief(m, st.value, 30)) + " carries autograd history and is stored in `" +
                                       brief(m, root, 30) + "`, which outlives the iteration and keeps its graph alive");
     finding.hasFix = true;
     finding.fix.applicability = Applicability::DisplayOnly;

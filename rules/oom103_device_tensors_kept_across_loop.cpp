@@ -73,7 +73,7 @@ class Oom103 final : public Rule {
     while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;
     Finding& finding = ctx.report(kInfo, where,
-                                  "`" + brief(m, st.value, 30) + "` lives on the GPU and is kept in `" + brief(m, root, 30) +
+                                  ticked(brief(m, st.value, 30)) + " lives on the GPU and is kept in `" + brief(m, root, 30) +
                                       "` across the data loop, so device memory grows with every batch");
     finding.hasFix = true;
     finding.fix.applicability = Applicability::DisplayOnly;

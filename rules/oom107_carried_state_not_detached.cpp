@@ -98,7 +98,7 @@ class Oom107 final : public Rule {
         if (f.within(o, loop) && o != s && isDetachOf(m, m.stmt(o), name)) detached = true;
       if (detached) continue;
       Finding& fd = ctx.report(kInfo, st.span,
-                               "`" + std::string(name) + "` is computed from this iteration's graph and fed into the next one "
+                               ticked(name) + " is computed from this iteration's graph and fed into the next one "
                                "without `.detach()`: the graph grows across all iterations");
       fd.hasFix = true;
       fd.fix.applicability = Applicability::DisplayOnly;

@@ -64,7 +64,7 @@ class Oom108 final : public Rule {
     NodeId loop = f.enclosingLoop(s);
     if (loop != kNone && f.loopRole(loop) != 0 && m.stmt(s).kind == StmtKind::Expr && m.stmt(s).value == call) {
       Finding& fd = ctx.report(kInfo, m.expr(call).span,
-                               "`" + std::string(meth) + "` inside the loop registers another hook every iteration and the "
+                               ticked(meth) + " inside the loop registers another hook every iteration and the "
                                "handle is never removed");
       fd.hasFix = true;
       fd.fix = Fix{Applicability::DisplayOnly, "Register the hook once before the loop, or keep the handle and call `.remove()`", {}};

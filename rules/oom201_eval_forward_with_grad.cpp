@@ -87,8 +87,8 @@ class Oom201 final : public Rule {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
-                                  "`" + brief(m, m.expr(call).lhs, 30) +
-                                      "(...)` runs on an evaluation path with autograd enabled; `eval()` does not disable "
+                                  ticked(brief(m, m.expr(call).lhs, 30) + "(...)") +
+                                      " runs on an evaluation path with autograd enabled; `eval()` does not disable "
                                       "gradient tracking, so the forward's activations are kept for a backward that never comes");
     finding.hasFix = true;
     finding.fix.applicability = Applicability::DisplayOnly;

@@ -93,7 +93,7 @@ class Oom402 final : public Rule {
     const Expr& e = m.expr(fn);
     const std::string& c = m.canonical(fn);
     if (!c.empty()) {
-      if (cheapFunction(c)) return "`" + std::string(m.textOf(fn)) + "`";
+      if (cheapFunction(c)) return ticked(m.textOf(fn));
       return {};
     }
     if (e.kind == ExprKind::Lambda) {
@@ -118,7 +118,7 @@ class Oom402 final : public Rule {
         if (ctx.facts().pathKey(t) != key) continue;
         const std::string& vc = m.canonical(st.value);
         if (vc.rfind("torch.nn.", 0) == 0 && cheapModuleClass(names::lastComponent(vc)))
-          return "`" + std::string(key) + "` is `nn." + std::string(names::lastComponent(vc)) + "`";
+          return ticked(key) + " is `nn." + std::string(names::lastComponent(vc)) + "`";
         return {};
       }
     }

@@ -46,8 +46,7 @@ class Oom403 final : public Rule {
     if (c != "torch.utils.checkpoint.checkpoint" && c != "torch.utils.checkpoint.checkpoint_sequential") return;
     if (keywordArg(m, call, "use_reentrant") != kNone || keywordArg(m, call, "**") != kNone) return;
     Finding& f = ctx.report(kInfo, m.expr(call).span,
-                            "`" + std::string(names::lastComponent(c)) +
-                                "` without `use_reentrant=`: the implicit reentrant variant silently drops gradients when no input requires grad");
+                            ticked(names::lastComponent(c)) + " without `use_reentrant=`: the implicit reentrant variant silently drops gradients when no input requires grad");
     Edit edit;
     if (!insertArgument(m, call, "use_reentrant=False", false, edit)) return;
     f.hasFix = true;

@@ -66,7 +66,7 @@ class Oom404 final : public Rule {
       // A language-model loss: the input spans the vocabulary.
       NodeId in = positionalArg(m, call, 0);
       if (m.textOf(in).find(".float()") != std::string_view::npos) return;  // the `.float()` is reported itself
-      what = "`" + std::string(names::lastComponent(c)) + "` runs in float32 under autocast and writes an fp32 copy of the logits";
+      what = ticked(names::lastComponent(c)) + " runs in float32 under autocast and writes an fp32 copy of the logits";
     } else {
       return;
     }

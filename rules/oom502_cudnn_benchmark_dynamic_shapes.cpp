@@ -50,7 +50,7 @@ std::string variableShapeEvidence(const Facts& f) {
     const std::string& c = m.canonical(e);
     if (c == "torch.nn.utils.rnn.pad_sequence" || c == "torch.nn.utils.rnn.pack_padded_sequence" ||
         c == "torch.nn.utils.rnn.pack_sequence")
-      return "`" + std::string(names::lastComponent(c)) + "` on line " + std::to_string(m.expr(e).span.line);
+      return ticked(names::lastComponent(c)) + " on line " + std::to_string(m.expr(e).span.line);
     if (c.size() >= 10 && c.substr(c.size() - 10) == "DataLoader") {
       if (isFalseLiteral(m, keywordArg(m, e, "drop_last")))
         return "`drop_last=False` on line " + std::to_string(m.expr(e).span.line);

@@ -95,7 +95,7 @@ class Oom504 final : public Rule {
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   cpp ? "`torch::" + std::string(name) + "` allocates on the host and is then copied to the GPU; "
                                         "create it there by passing the device in its options"
-                                      : "`" + fc + "` allocates on the host and is then copied to the GPU; create it there with `device=`");
+                                      : ticked(fc) + " allocates on the host and is then copied to the GPU; create it there with `device=`");
     Edit toFactory;
     if (!insertArgument(m, factory, (cpp ? "" : "device=") + deviceText, false, toFactory)) return;
     // Replace the whole `factory(...).to(dev)` with `factory(..., device=dev)`.

@@ -102,8 +102,8 @@ class Oom506 final : public Rule {
               if (t2 == callee && !isHousekeeping(calleeName(m, c))) retry = true;
             if (!retry) continue;
             Finding& fd = ctx.report(kInfo, m.expr(c).span,
-                                     "`" + brief(m, m.expr(c).lhs, 30) +
-                                         "(...)` retries inside the out-of-memory handler, where the traceback still holds "
+                                     ticked(brief(m, m.expr(c).lhs, 30) + "(...)") +
+                                         " retries inside the out-of-memory handler, where the traceback still holds "
                                          "the failed step's tensors");
             fd.hasFix = true;
             fd.fix = Fix{Applicability::DisplayOnly, "Set a flag in the except block and retry after it", {}};

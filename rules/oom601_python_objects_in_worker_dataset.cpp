@@ -81,7 +81,7 @@ class Oom601 final : public Rule {
     std::string attr = pythonObjectAttribute(f, cls);
     if (attr.empty()) return;
     Finding& fd = ctx.report(kInfo, m.expr(call).span,
-                             "`" + std::string(m.classes[static_cast<size_t>(cls)].name) + "` keeps samples in Python objects (`" + attr +
+                             ticked(m.classes[static_cast<size_t>(cls)].name) + " keeps samples in Python objects (`" + attr +
                                  "`) read by " + std::string(m.textOf(workers)) +
                                  " worker processes: refcount writes turn copy-on-write into a copy per worker");
     fd.hasFix = true;

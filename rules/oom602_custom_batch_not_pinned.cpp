@@ -63,7 +63,7 @@ class Oom602 final : public Rule {
       int32_t cls = localClassCalled(m, st.value);
       if (cls < 0 || hasPinMemory(m, cls)) continue;
       Finding& fd = ctx.report(kInfo, m.expr(call).span,
-                               "`" + std::string(m.functions[collate].name) + "` returns `" +
+                               ticked(m.functions[collate].name) + " returns `" +
                                    std::string(m.classes[static_cast<size_t>(cls)].name) +
                                    "`, which has no `pin_memory()` method: the batch is silently not pinned");
       fd.hasFix = true;

@@ -53,7 +53,7 @@ class Oom701 final : public Rule {
     std::string target = scaler ? "torch.amp.GradScaler" : "torch.autocast";
     std::string local = localName(m, target);
     std::string shown = (local.empty() ? target : local) + "(\"" + device + "\", ...)";
-    Finding& f = ctx.report(kInfo, m.expr(call).span, "`" + c + "` is deprecated; use `" + shown + "`");
+    Finding& f = ctx.report(kInfo, m.expr(call).span, ticked(c) + " is deprecated; use `" + shown + "`");
     f.hasFix = true;
     f.fix.applicability = Applicability::DisplayOnly;
     f.fix.message = "Use `" + shown + "`";

@@ -78,8 +78,7 @@ class Oom801 final : public Rule {
                      (outer == kNone && f.functionReachesUpdate(loop.function));
       if (!perStep || guardedByModulo(f, s, outer)) return;
       Finding& fd = ctx.report(kInfo, m.expr(call).span,
-                               "`" + std::string(meth.empty() ? "float" : meth) +
-                                   "` on every parameter each step: one device synchronisation per parameter tensor");
+                               ticked(meth.empty() ? "float" : meth) + " on every parameter each step: one device synchronisation per parameter tensor");
       fd.hasFix = true;
       fd.fix = Fix{Applicability::DisplayOnly, "Reduce on the device and sync once, or log every N steps", {}};
       return;
