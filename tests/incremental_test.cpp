@@ -214,3 +214,18 @@ TEST(IncrementalDocument, AParseDoesNotDependOnTheTextParsedBefore) {
   EXPECT_EQ(first, dump(*python::parse("t.py", text)));
   EXPECT_EQ(first, dump(*python::parse("t.py", text)));
 }
+
+TEST(IncrementalDocument, FilesWithThousandsOfTopLevelStatements) {
+  // Generated tables and configs: each chunk must cost its own statements, not a walk over all of
+  // the file's (a quadratic open took minutes here; ctest's time limit stands guard).
+  Editor e;
+  e.text = "import torch\n";
+  for (int i = 0; i < 20000; ++i) e.text += "v" + std::to_string(i) + " = torch.ones(" + std::to_string(i) + ")\n";
+  e.expectSameAsFreshParse("open");
+  EXPECT_EQ(20001u, e.doc.chunkCount());
+  size_t at = e.text.find("v10000 ");
+  e.edit(at, at, "total = 0\n");
+  e.expectSameAsFreshParse("a statement inserted in the middle");
+  EXPECT_EQ(20002u, e.doc.chunkCount());
+  EXPECT_LT(e.doc.parsedBytes(), 100u);
+}

@@ -141,12 +141,10 @@ class Lowerer {
     top.span = spanOf(root);
     m_.functions.push_back(top);
     fn_ = 0;
-    const size_t first = collectChildren(root), last = childBuf_.size();
+    const size_t first = collectChildren(root, originByte_, end), last = childBuf_.size();
     const size_t listStart = listBuf_.size();
     for (size_t i = first; i < last; ++i) {
       const Child c = childBuf_[i];
-      const uint32_t at = ts_node_start_byte(c.node);
-      if (at < originByte_ || at >= end) continue;
       lowerStatement(c.node, c.kind, kNone, listStart);
     }
     childBuf_.resize(first);
@@ -195,14 +193,20 @@ class Lowerer {
     return std::string_view(m_.source).substr(b, e - b);
   }
 
-  /// Pushes the named children of `n` onto childBuf_, returns the first index.
-  size_t collectChildren(TSNode n) {
+  /// Pushes the named children of `n` that start in [from, to) onto childBuf_, returns the first
+  /// index. A range starting past 0 is found by byte, not by walking the children before it: a
+  /// chunk of a file with thousands of top-level statements costs its own statements only.
+  size_t collectChildren(TSNode n, uint32_t from = 0, uint64_t to = UINT64_MAX) {
     size_t start = childBuf_.size();
     ts_tree_cursor_reset(&cursor_, n);
-    if (!ts_tree_cursor_goto_first_child(&cursor_)) return start;
+    bool found = from == 0 ? ts_tree_cursor_goto_first_child(&cursor_)
+                           : ts_tree_cursor_goto_first_child_for_byte(&cursor_, from) >= 0;
+    if (!found) return start;
     do {
       TSNode c = ts_tree_cursor_current_node(&cursor_);
-      if (!ts_node_is_named(c)) continue;
+      uint32_t at = ts_node_start_byte(c);
+      if (at >= to) break;
+      if (!ts_node_is_named(c) || at < from) continue;
       childBuf_.push_back({c, ts_tree_cursor_current_field_id(&cursor_), kindOf(c)});
     } while (ts_tree_cursor_goto_next_sibling(&cursor_));
     return start;

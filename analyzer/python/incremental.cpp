@@ -28,17 +28,19 @@ std::vector<uint32_t> chunkStarts(TSTree* tree, std::string_view text) {
   size_t last = text.find_last_not_of(" \t\r\n\f");
   if (last != std::string_view::npos && text[last] == '\\') return {};
   std::vector<uint32_t> starts{0};
-  uint32_t count = ts_node_named_child_count(root);
-  bool first = true;
-  for (uint32_t i = 0; i < count; ++i) {
-    TSNode c = ts_node_named_child(root, i);
-    if (std::strcmp(ts_node_type(c), "comment") == 0) continue;
+  TSTreeCursor cursor = ts_tree_cursor_new(root);  // one pass: ts_node_named_child(i) rescans from the first
+  bool first = true, ok = true;
+  for (bool more = ts_tree_cursor_goto_first_child(&cursor); more && ok; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
+    TSNode c = ts_tree_cursor_current_node(&cursor);
+    if (!ts_node_is_named(c) || std::strcmp(ts_node_type(c), "comment") == 0) continue;
     uint32_t at = ts_node_start_byte(c);
     bool lineStart = ts_node_start_point(c).column == 0 && (at == 0 || text[at - 1] == '\n');
-    if (first && !lineStart) return {};
-    if (!first && lineStart) starts.push_back(at);
+    if (first && !lineStart) ok = false;
+    else if (!first && lineStart) starts.push_back(at);
     first = false;
   }
+  ts_tree_cursor_delete(&cursor);
+  if (!ok) starts.clear();
   return starts;
 }
 
@@ -182,9 +184,10 @@ bool IncrementalDocument::relower(size_t i, const std::string& text, std::unique
     return false;
   }
   std::vector<Chunk> pieces;
+  TSPoint origin{0, 0};  // row of each piece's first line, counted as the pieces go
   for (size_t k = 0; k < starts.size(); ++k) {
     uint32_t from = starts[k], to = k + 1 < starts.size() ? starts[k + 1] : length;
-    TSPoint origin{static_cast<uint32_t>(std::count(run.begin(), run.begin() + from, '\n')), 0};
+    if (k > 0) origin.row += static_cast<uint32_t>(std::count(run.begin() + starts[k - 1], run.begin() + from, '\n'));
     auto fragment = lowerChunk(std::string(run.substr(from, to - from)), tree.tree, origin, from);
     pieces.push_back(Chunk{begin + from, to - from, std::move(fragment)});
   }
