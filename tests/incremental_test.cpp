@@ -161,6 +161,8 @@ TEST(IncrementalDocument, SyntaxErrorsFallBackToTheWholeTextAndRecover) {
   e.doc.reset();
   e.text = "import torch\nx = torch.ones(3)\n";
   e.expectSameAsFreshParse("after reset");
+  e.text += "y = x.cuda()\n";  // changed without telling the document: its length gives it away
+  e.expectSameAsFreshParse("unreported edit");
 }
 
 TEST(IncrementalDocument, RandomEditsOfEveryFixtureMatchAFreshParse) {

@@ -199,6 +199,8 @@ bool IncrementalDocument::relower(size_t i, const std::string& text, std::unique
 std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, const std::string& text) {
   const auto size = static_cast<uint32_t>(text.size());
   parsed_ = 0;
+  // Edits that were not all reported leave chunks that do not cover the text: start over.
+  if (!chunks_.empty() && uint64_t{chunks_.back().begin} + chunks_.back().length != size) chunks_.clear();
   if (chunks_.empty()) chunks_.push_back(Chunk{0, size, nullptr});
   for (size_t i = 0; i < chunks_.size(); ++i) {
     if (chunks_[i].fragment) continue;
