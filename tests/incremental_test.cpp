@@ -231,3 +231,16 @@ TEST(IncrementalDocument, FilesWithThousandsOfTopLevelStatements) {
   EXPECT_EQ(20002u, e.doc.chunkCount());
   EXPECT_LT(e.doc.parsedBytes(), 100u);
 }
+
+TEST(IncrementalDocument, DeletingTheLastStatementsAndEverything) {
+  Editor e;
+  e.text = "import torch\n\n\ndef f(loss):\n    return loss\n\n\nx = torch.ones(3)\n";
+  e.expectSameAsFreshParse("open");
+  size_t at = e.text.find("x = ");
+  e.edit(at, e.text.size(), "");  // the last chunk, exactly
+  e.expectSameAsFreshParse("last statement deleted");
+  e.edit(0, e.text.size(), "");  // everything
+  e.expectSameAsFreshParse("empty");
+  e.edit(0, 0, "import torch\ny = 1");  // no final line break
+  e.expectSameAsFreshParse("typed again");
+}
