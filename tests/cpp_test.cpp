@@ -240,6 +240,32 @@ TEST(Cpp, CliChecksCppAndCudaFilesInDirectoriesAndFixesThem) {
   fs::remove_all(dir);
 }
 
+TEST(Cpp, BundledPreludePrecompilesAndChangesNoResult) {
+  // The prelude (the stand-in header, standard headers and the warm-up that instantiates what
+  // LibTorch files use) is precompiled on the first bundled-mode file; a prelude Clang rejects
+  // would silently cost every later file its speed, so its .pch must exist after one run. Every
+  // example's findings are the same from the fresh PCH, the reused one, and no PCH at all.
+  fs::path dir = tempDir("prelude");
+  fs::path pch = dir / "pch";
+  fs::path examples = fs::path(OOMLINT_EXAMPLES) / "cpp";
+  auto run = [&](const std::string& env, const std::string& name) {
+    std::string out = (dir / name).string();
+    sh(env + " " + OOMLINT_BINARY + " check --no-cache --select ALL --output-format concise '" + examples.string() +
+       "' >'" + out + "' 2>&1");
+    return slurp(out);
+  };
+  std::string fresh = run("OOMLINT_PCH_DIR='" + pch.string() + "'", "fresh.txt");
+  std::vector<fs::path> built;
+  for (const auto& e : fs::directory_iterator(pch))
+    if (e.path().extension() == ".pch") built.push_back(e.path());
+  ASSERT_EQ(1u, built.size()) << fresh;
+  EXPECT_GT(fs::file_size(built.front()), 1000000u);
+  EXPECT_NE(std::string::npos, fresh.find("mnist_classifier.cpp:43:5: OOM101")) << fresh;
+  EXPECT_EQ(fresh, run("OOMLINT_PCH_DIR='" + pch.string() + "'", "reused.txt"));
+  EXPECT_EQ(fresh, run("OOMLINT_NO_PCH=1", "none.txt"));
+  fs::remove_all(dir);
+}
+
 TEST(Cpp, PythonOnlyRunsNeverLoadClang) {
   // oomlint itself does not link Clang or LLVM: the front end is a shared object loaded on the
   // first C++ file, so checking Python pays nothing for it.

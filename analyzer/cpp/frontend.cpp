@@ -38,6 +38,7 @@ namespace oomlint::cpp {
 namespace {
 
 #include "bundled_torch_header.inc"  // kBundledTorchHeader: the text of analyzer/cpp/include/torch/torch.h
+#include "bundled_prelude.inc"  // kBundledPrelude: analyzer/cpp/bundled_prelude.h, precompiled in bundled mode
 
 constexpr const char* kBundledDir = "/oomlint-bundled/include";
 constexpr const char* kMissingDir = "/oomlint-missing";
@@ -211,6 +212,12 @@ class LowerAction : public clang::ASTFrontendAction {
     ci.getPreprocessor().addPPCallbacks(std::make_unique<MissingIncludes>(fs_));
     return true;
   }
+  // Parsed as a translation-unit prefix: Sema then skips its end-of-file work (defining the vtables
+  // and instantiating the functions the file used, checking tentative definitions and unused
+  // declarations), which serves code generation and warnings, not the model. With a precompiled
+  // preamble that work mostly deserialises the preamble's classes again: half of the time of a
+  // small LibTorch file.
+  clang::TranslationUnitKind getTranslationUnitKind() override { return clang::TU_Prefix; }
 
  private:
   Module& m_;
@@ -293,7 +300,7 @@ std::string precompiledPreamble(const std::string& cacheDir, const std::vector<s
                                 const std::string& preamble, const std::string& workDir,
                                 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
   if (cacheDir.empty() || preamble.empty()) return {};
-  std::string key = LLVM_VERSION_STRING "|instantiated|" + workDir + "|" + preamble;
+  std::string key = LLVM_VERSION_STRING "|prefix|" + workDir + "|" + preamble;
   for (const std::string& f : flags) key += "|" + f;
   size_t h = std::hash<std::string>{}(key) ^ (std::hash<std::string>{}(kBundledTorchHeader) * 31);
   char name[64];
@@ -321,10 +328,9 @@ std::string precompiledPreamble(const std::string& cacheDir, const std::vector<s
     }
     pchFlags.push_back(flags[i]);
   }
-  // Instantiate the templates the preamble uses while building it: otherwise every parse that
-  // loads the PCH redoes them at the end of its translation unit (about a thousand std::string
-  // and shared_ptr members for the bundled prelude, most of a small file's parse time).
-  pchFlags.insert(pchFlags.end(), {"-Xclang", "-fpch-instantiate-templates"});
+  // Not -fpch-instantiate-templates: the parses that load the PCH skip end-of-file instantiation
+  // anyway (LowerAction parses a TU prefix), and the function bodies it would store bring
+  // thousands of trait specializations that each later lookup of those templates deserialises.
   clang::tooling::FixedCompilationDatabase db(workDir, pchFlags);
   clang::tooling::ClangTool tool(db, {header}, std::make_shared<clang::PCHContainerOperations>(), fs);
   tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster({"-x", "c++-header"}, clang::tooling::ArgumentInsertPosition::BEGIN));
@@ -390,11 +396,6 @@ void dumpModel(const Module& m) {
   }
 }
 
-/// The standard headers training code includes, precompiled with the stand-in in bundled mode.
-constexpr const char* kBundledPrelude =
-    "#include <torch/torch.h>\n#include <algorithm>\n#include <chrono>\n#include <cmath>\n#include <cstdio>\n"
-    "#include <cstdlib>\n#include <fstream>\n#include <iomanip>\n#include <iostream>\n#include <numeric>\n"
-    "#include <random>\n#include <sstream>\n#include <unordered_map>\n";
 
 /// Compiler flags for `file` (without the compiler name and the input): the compile command's,
 /// stripped of what only a build needs, or oomlint's bundled-mode defaults.

@@ -83,6 +83,7 @@ struct InferenceMode {
   InferenceMode(bool enabled = true);
   ~InferenceMode();
 };
+std::ostream& operator<<(std::ostream& out, IntArrayRef sizes);
 }  // namespace c10
 
 namespace at {
