@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/noqa.h"
 #include "python/frontend.h"
@@ -212,19 +212,41 @@ FileResult checkSource(const std::string& path, std::string source, const CheckO
 }
 
 std::string readSourceFile(const std::string& path, std::string& source) {
+  // open + fstat + read straight into the string: no stream buffers, one copy from the kernel.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::string("cannot read file: ") + std::strerror(errno);
+    return std::string("cannot open file: ") + std::strerror(errno);
+  }
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::string("cannot read file: ") + std::strerror(errno);
-  if (S_ISDIR(st.st_mode)) return "is a directory";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::string("cannot open file: ") + std::strerror(errno);
-  source.assign(static_cast<size_t>(st.st_size), '\0');
-  in.read(source.data(), static_cast<std::streamsize>(source.size()));
-  source.resize(static_cast<size_t>(in.gcount()));
-  // The file may have grown since stat: read the rest.
-  std::ostringstream rest;
-  rest << in.rdbuf();
-  source += rest.str();
-  if (in.bad()) return std::string("read error: ") + std::strerror(errno);
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return std::string("cannot read file: ") + std::strerror(e);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return "is a directory";
+  }
+  // The size is a hint: the file may grow or shrink while it is read, so read until end of file.
+  source.resize(static_cast<size_t>(st.st_size > 0 ? st.st_size : 0) + 1);
+  size_t used = 0;
+  for (;;) {
+    if (used == source.size()) source.resize(source.size() * 2 + 4096);
+    ssize_t n = ::read(fd, source.data() + used, source.size() - used);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      source.clear();
+      return std::string("read error: ") + std::strerror(e);
+    }
+    used += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  source.resize(used);
   return {};
 }
 

@@ -1021,33 +1021,35 @@ void resolveCanonicalNames(Module& m) {
 
 /// Keeps only comments that carry suppressions; found by text search, confirmed by the tree.
 void collectDirectiveComments(Module& m, TSNode root, TSPoint originPoint = {0, 0}, uint32_t originByte = 0) {
+  // One pass over the '#'s (searching for each marker instead compared text at every 'n' of the
+  // file): a '#' followed on its line by a marker is kept when tree-sitter says it is in a comment.
   std::string_view src(m.source);
-  std::vector<uint32_t> seenLines;
-  for (std::string_view marker : {std::string_view("noqa"), std::string_view("oomlint:"), std::string_view("NOQA")}) {
-    size_t pos = 0;
-    while ((pos = src.find(marker, pos)) != std::string_view::npos) {
-      size_t hash = src.rfind('#', pos);
-      size_t lineStart = src.rfind('\n', pos);
-      lineStart = lineStart == std::string_view::npos ? 0 : lineStart + 1;
-      if (hash != std::string_view::npos && hash >= lineStart) {
-        uint32_t at = static_cast<uint32_t>(hash) + originByte;
-        TSNode n = ts_node_descendant_for_byte_range(root, at, at + 1);
-        if (!ts_node_is_null(n) && std::strcmp(ts_node_type(n), "comment") == 0) {
-          Comment c;
-          c.begin = ts_node_start_byte(n) - originByte;
-          c.end = ts_node_end_byte(n) - originByte;
-          c.line = ts_node_start_point(n).row - originPoint.row + 1;
-          bool dup = false;
-          for (const Comment& old : m.comments)
-            if (old.begin == c.begin) dup = true;
-          if (!dup) m.comments.push_back(c);
-        }
-      }
-      pos += marker.size();
+  auto hasMarker = [](std::string_view rest) {
+    return rest.find("noqa") != std::string_view::npos || rest.find("NOQA") != std::string_view::npos ||
+           rest.find("oomlint:") != std::string_view::npos;
+  };
+  size_t hash = 0;
+  while ((hash = src.find('#', hash)) != std::string_view::npos) {
+    size_t lineEnd = src.find('\n', hash);
+    if (lineEnd == std::string_view::npos) lineEnd = src.size();
+    if (!hasMarker(src.substr(hash + 1, lineEnd - hash - 1))) {
+      hash = lineEnd;
+      continue;
     }
+    uint32_t at = static_cast<uint32_t>(hash) + originByte;
+    TSNode n = ts_node_descendant_for_byte_range(root, at, at + 1);
+    if (!ts_node_is_null(n) && std::strcmp(ts_node_type(n), "comment") == 0) {
+      Comment c;
+      c.begin = ts_node_start_byte(n) - originByte;
+      c.end = ts_node_end_byte(n) - originByte;
+      c.line = ts_node_start_point(n).row - originPoint.row + 1;
+      if (m.comments.empty() || m.comments.back().begin != c.begin) m.comments.push_back(c);
+      // A comment runs to the end of its line: nothing after this '#' can start another.
+      hash = lineEnd;
+      continue;
+    }
+    ++hash;  // a '#' in a string: a comment may still follow on this line
   }
-  // In source order, whichever marker found them: a module lowered in chunks lists them the same.
-  std::sort(m.comments.begin(), m.comments.end(), [](const Comment& a, const Comment& b) { return a.begin < b.begin; });
 }
 
 }  // namespace
