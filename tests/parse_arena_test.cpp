@@ -137,3 +137,32 @@ TEST(ParseArena, ParsesOnSeveralThreadsGiveTheSameModels) {
   EXPECT_TRUE(oomlint::python::parsesCleanly(sources[1]));
   EXPECT_FALSE(oomlint::python::parsesCleanly(sources[0]));
 }
+
+TEST(ParseArena, WhatDoesNotFitComesFromMallocAndIsFreedWithTheScope) {
+  // parse() never deletes its tree, so tree-sitter's malloc'd allocations (past the blocks, or too
+  // large for one) must go when the scope ends; LeakSanitizer checks that in the ASan build.
+  std::string src = trainingScript(400);
+  auto whole = oomlint::python::parse("t.py", src);
+  ParseArena::limitBlocksForTesting(1);
+  size_t liveInside = 0;
+  {
+    ParseArena arena;
+    TSParser* parser = ts_parser_new();
+    ts_parser_set_language(parser, tree_sitter_python());
+    TSTree* tree = ts_parser_parse_string(parser, nullptr, src.data(), static_cast<uint32_t>(src.size()));
+    EXPECT_FALSE(ts_node_has_error(ts_tree_root_node(tree)));
+    liveInside = ParseArena::mallocBlocksLive();
+    void* big = ts_current_malloc(size_t{1} << 20);  // too large for any block
+    EXPECT_EQ(liveInside + 1, ParseArena::mallocBlocksLive());
+    ts_current_free(big);
+    EXPECT_EQ(liveInside, ParseArena::mallocBlocksLive());
+    ts_parser_delete(parser);
+  }
+  EXPECT_GT(liveInside, 1000u) << "one 1 MiB block cannot hold this tree";
+  EXPECT_EQ(0u, ParseArena::mallocBlocksLive());
+  auto limited = oomlint::python::parse("t.py", src);
+  ParseArena::limitBlocksForTesting(0);
+  EXPECT_EQ(whole->stmts.size(), limited->stmts.size());
+  EXPECT_EQ(whole->exprs.size(), limited->exprs.size());
+  EXPECT_EQ(whole->comments.size(), limited->comments.size());
+}

@@ -10,7 +10,9 @@
 /// Rules for the scope: create the TSParser inside it and delete it (or drop it) before it ends;
 /// nothing tree-sitter allocated inside may be used after it ends (the tree, nodes, cursors).
 /// Allocations made outside any arena keep going to malloc, so the LSP server's long-lived trees
-/// and any other tree-sitter use are unaffected.
+/// and any other tree-sitter use are unaffected. Inside a scope, what does not fit the arena
+/// (very large requests, or a file past 2.2 GiB of blocks) comes from malloc and is freed at the
+/// scope's end at the latest.
 
 #include <cstddef>
 
@@ -30,6 +32,14 @@ class ParseArena {
 
   /// Bytes handed out by the arena active on this thread so far (0 when none is active).
   static size_t bytesInUse();
+
+  /// Allocations tree-sitter got from malloc inside this thread's scope and has not freed yet
+  /// (requests too large for a block, or every block used): freed when the scope ends.
+  static size_t mallocBlocksLive();
+
+  /// For tests: at most `blocks` blocks per thread (0 restores the default), to reach the
+  /// malloc fallback without gigabytes of input.
+  static void limitBlocksForTesting(int blocks);
 };
 
 }  // namespace oomlint::python
