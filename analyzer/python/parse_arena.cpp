@@ -64,12 +64,12 @@ struct ThreadState {
 };
 thread_local ThreadState t;
 
-/// Frees the thread's blocks when it exits.
 void releaseBlock(const Block& b) {
   OOMLINT_UNPOISON(b.base, b.size);
   std::free(b.base);
 }
 
+/// Frees the thread's blocks when it exits.
 struct Releaser {
   ~Releaser() {
     for (int i = 0; i < t.count; ++i) releaseBlock(t.blocks[i]);
