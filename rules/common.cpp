@@ -5,8 +5,6 @@
 namespace oomlint::rules {
 namespace {
 
-bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
 /// Start offset of an argument, including `name=` for keyword arguments and `*`/`**` for splats.
 uint32_t argStart(const Module& m, const Arg& a) {
   uint32_t b = m.expr(a.value).span.begin;
@@ -303,45 +301,41 @@ std::string localName(const Module& m, std::string_view canonical) {
   return best;
 }
 
-bool mentions(const Module& m, NodeId e, std::string_view key) {
-  if (e == kNone || key.empty()) return false;
-  if (m.lang == Lang::Cpp) {
-    // C++ spells paths `a->b`, `this->x` or a bare member `x`: compare the model's paths, over
-    // the expressions nested in `e` (stored before it, within its span).
-    const Expr& x = m.expr(e);
-    NodeId first = x.stmt != kNone ? m.stmt(x.stmt).firstExpr : 0;
-    for (NodeId id = first; id <= e && id < m.exprs.size(); ++id) {
-      const Expr& y = m.exprs[id];
-      if (y.span.begin < x.span.begin || y.span.end > x.span.end) continue;
-      if ((y.kind == ExprKind::Name || y.kind == ExprKind::Attribute) && dottedPath(m, id) == key) return true;
-    }
-    return false;
-  }
-  std::string_view t = m.textOf(e);
-  for (size_t pos = t.find(key); pos != std::string_view::npos; pos = t.find(key, pos + 1)) {
-    bool startOk = pos == 0 || (!isIdentChar(t[pos - 1]) && t[pos - 1] != '.');
-    size_t end = pos + key.size();
-    bool endOk = end >= t.size() || !isIdentChar(t[end]);
-    if (startOk && endOk) return true;
-  }
-  return false;
+void noteHistory(Finding& f, const Facts& facts, NodeId value) {
+  const Module& m = facts.module();
+  NodeId origin = facts.value(value).origin;
+  if (origin == kNone || m.expr(origin).kind != ExprKind::Call) return;
+  std::string callee = brief(m, m.expr(origin).lhs, 30);
+  if (facts.isBackwardCall(origin) || facts.isAutogradGradCall(origin))
+    f.note(m.expr(origin).span, "a backward runs on it here, so it carries autograd history");
+  else if (facts.isForwardCall(origin))
+    f.note(m.expr(origin).span, ticked(callee + "(...)") + " runs with autograd on here: its output carries the graph");
+  else if (facts.isLossCall(origin))
+    f.note(m.expr(origin).span, "the loss is computed here, with autograd history");
+  else if (!facts.callTargets(origin).empty())
+    f.note(m.expr(origin).span, ticked(callee + "(...)") + " returns a tensor that carries autograd history");
 }
 
-bool flowsToBackward(const Facts& f, uint32_t fn, std::string_view key) {
-  const Module& m = f.module();
-  for (NodeId s : f.statementsOf(fn))
-    for (NodeId c : f.callsOf(s))
-      if ((f.isBackwardCall(c) || f.isAutogradGradCall(c)) && mentions(m, c, key)) return true;
-  return false;
+void noteOutside(Finding& f, const Facts& facts, NodeId target) {
+  const Module& m = facts.module();
+  NodeId root = target;
+  while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
+  if (m.expr(root).kind != ExprKind::Name) return;
+  NodeId site = facts.bindingSite(root);
+  if (site == kNone || facts.enclosingLoop(site) == facts.enclosingLoop(m.expr(target).stmt)) return;
+  f.note(facts.headerSpan(site), ticked(m.expr(root).text) + " is bound here, outside the loop, and lives across its iterations");
 }
 
-bool isReturned(const Facts& f, uint32_t fn, std::string_view key) {
-  const Module& m = f.module();
-  for (NodeId s : f.statementsOf(fn)) {
-    const Stmt& st = m.stmt(s);
-    if (st.kind == StmtKind::Return && mentions(m, st.value, key)) return true;
-  }
-  return false;
+std::string_view loopRoleName(uint8_t role) {
+  if (role & loop_role::kTraining) return "training loop";
+  if (role & loop_role::kEval) return "evaluation loop";
+  if (role & loop_role::kData) return "data loop";
+  return "loop";
+}
+
+void noteLoop(Finding& f, const Facts& facts, NodeId loop) {
+  if (loop == kNone) return;
+  f.note(facts.headerSpan(loop), "in this " + std::string(loopRoleName(facts.loopRole(loop))));
 }
 
 std::string ticked(std::string_view text) {

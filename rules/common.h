@@ -53,14 +53,18 @@ bool wrapInWith(const Module& m, NodeId stmt, std::string_view ctx, Edit& out);
 /// `import torch as t`, `no_grad` after `from torch import no_grad`), or "" if not reachable.
 std::string localName(const Module& m, std::string_view canonical);
 
-/// True when `key` (a variable or attribute path) appears, as a whole identifier path, in the text of `e`.
-bool mentions(const Module& m, NodeId e, std::string_view key);
+// Evidence notes a finding shows (Finding::note): the facts it rests on, where a reader can
+// check them.
 
-/// True when a backward / autograd.grad call in function `fn` takes `key` into its graph.
-bool flowsToBackward(const Facts& f, uint32_t fn, std::string_view key);
-
-/// True when `key` is returned from function `fn`.
-bool isReturned(const Facts& f, uint32_t fn, std::string_view key);
+/// Where `value`'s autograd history comes from: the forward, the loss, the backward called on it,
+/// the function that returns it.
+void noteHistory(Finding& f, const Facts& facts, NodeId value);
+/// Where the target's binding that outlives the loop was made (`total = 0` before the loop).
+void noteOutside(Finding& f, const Facts& facts, NodeId target);
+/// The loop the finding is about, by its role (`training loop`, `evaluation loop`, `data loop`).
+void noteLoop(Finding& f, const Facts& facts, NodeId loop);
+/// A loop's role, in words.
+std::string_view loopRoleName(uint8_t role);
 
 /// The argument holding the tensor in an accumulation target: Names and attribute paths.
 inline bool isTrackable(const Module& m, NodeId e) {

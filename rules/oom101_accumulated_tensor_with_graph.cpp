@@ -65,49 +65,56 @@ class Oom101 final : public Rule {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     const Stmt& st = m.stmt(s);
-    NodeId target = kNone, value = kNone, targetUse = kNone;
     if (st.kind == StmtKind::AugAssign && (st.op == "+=" || st.op == "-=")) {
-      target = st.target;
-      value = st.value;
-      targetUse = target;
+      // `total += loss`
+      check(ctx, s, st.target, st.target, st.value, kNone);
     } else if (st.kind == StmtKind::Assign && st.targets.count == 1 && st.value != kNone &&
                m.expr(st.value).kind == ExprKind::BinOp && (m.expr(st.value).text == "+" || m.expr(st.value).text == "-")) {
       // `total = total + loss` / `total = loss + total`
-      target = st.target;
-      std::string_view key = f.pathKey(target);
+      std::string_view key = f.pathKey(st.target);
       const Expr& bin = m.expr(st.value);
       if (key.empty()) return;
-      if (f.pathKey(bin.lhs) == key) {
-        value = bin.rhs;
-        targetUse = bin.lhs;
-      } else if (f.pathKey(bin.rhs) == key && bin.text == "+") {
-        value = bin.lhs;
-        targetUse = bin.rhs;
-      } else {
-        return;
-      }
-    } else if (st.kind == StmtKind::Expr && st.value != kNone && methodName(m, st.value) == "update") {
-      // `meter.update(loss, n)`: AverageMeter-style objects add the value to a running sum.
-      NodeId recv = receiverOf(m, st.value);
-      std::string_view key = f.pathKey(recv);
-      if (key.empty()) return;
-      std::string lower;
-      for (char c : key) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (lower.find("meter") == std::string::npos) return;
-      target = recv;
-      targetUse = recv;
-      value = positionalArg(m, st.value, 0);
-    } else {
-      return;
+      if (f.pathKey(bin.lhs) == key) check(ctx, s, st.target, bin.lhs, bin.rhs, kNone);
+      else if (f.pathKey(bin.rhs) == key && bin.text == "+") check(ctx, s, st.target, bin.rhs, bin.lhs, kNone);
+    } else if (st.kind == StmtKind::Expr && st.value != kNone && m.expr(st.value).kind == ExprKind::Call) {
+      checkAccumulatingCall(ctx, s, st.value);
     }
-    if (!isTrackable(m, target) || value == kNone) return;
-    check(ctx, s, target, targetUse, value);
   }
 
  private:
-  static void check(Context& ctx, NodeId s, NodeId target, NodeId targetUse, NodeId value) {
+  /// `meter.update(loss)`, `stats.add(loss)`: a method that sums its argument into the object.
+  /// Known from the method's summary when its class is in this file; from the receiver's name
+  /// (an `AverageMeter`-style `*meter*.update`) when it is not.
+  static void checkAccumulatingCall(Context& ctx, NodeId s, NodeId call) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
+    NodeId recv = receiverOf(m, call);
+    if (recv == kNone || f.pathKey(recv).empty()) return;
+    const std::vector<uint32_t>& targets = f.callTargets(call);
+    if (!targets.empty()) {
+      const Summary& sum = f.summary(targets.front());
+      const Function& fn = m.functions[targets.front()];
+      bool bound = fn.cls >= 0;
+      for (uint32_t i = bound ? 1 : 0; i < fn.paramCount && i < 32; ++i) {
+        if (!(sum.accumulatesParam & (1u << i))) continue;
+        NodeId arg = keywordArg(m, call, m.params[fn.firstParam + i].name);
+        if (arg == kNone) arg = positionalArg(m, call, bound ? i - 1 : i);
+        if (arg == kNone) continue;
+        check(ctx, s, recv, recv, arg, sum.accumulateAt);
+        return;
+      }
+      return;
+    }
+    if (methodName(m, call) != "update") return;
+    std::string lower = names::lower(f.pathKey(recv));
+    if (lower.find("meter") == std::string::npos) return;
+    check(ctx, s, recv, recv, positionalArg(m, call, 0), kNone);
+  }
+
+  static void check(Context& ctx, NodeId s, NodeId target, NodeId targetUse, NodeId value, NodeId accumulateAt) {
+    const Module& m = ctx.module();
+    const Facts& f = ctx.facts();
+    if (!isTrackable(m, target) || value == kNone) return;
     NodeId loop = f.enclosingLoop(s);
     if (loop == kNone) return;
     uint8_t role = f.loopRole(loop);
@@ -122,18 +129,21 @@ class Oom101 final : public Rule {
     uint32_t fn = m.stmt(s).function;
     // Summing losses for one backward is OOM104's business; a helper that builds a loss and returns
     // it is not a running statistic.
-    if (flowsToBackward(f, fn, key)) return;
+    if (f.flowsToBackward(fn, key)) return;
     bool trainsOrEvaluates = (role & (loop_role::kTraining | loop_role::kEval)) != 0;
-    if (!trainsOrEvaluates && isReturned(f, fn, key)) return;
+    if (!trainsOrEvaluates && f.isReturned(fn, key)) return;
     std::string what = brief(m, value, 30);
     Finding& finding = ctx.report(kInfo, m.stmt(s).span,
                                   ticked(what) + " carries autograd history and is accumulated into `" +
                                       std::string(key) + "` across iterations, keeping every step's graph alive");
-    finding.hasFix = true;
-    finding.fix.applicability = Applicability::Unsafe;
+    noteHistory(finding, f, value);
+    if (accumulateAt != kNone) finding.note(f.headerSpan(accumulateAt), "the method adds its argument to the object here");
+    noteOutside(finding, f, targetUse);
+    noteLoop(finding, f, loop);
     std::string repl = withMethod(m, value, ".item()", ".item<double>()");
-    finding.fix.message = "Accumulate `" + brief(m, value, 30) + (ctx.lang() == Lang::Python ? ".item()`" : ".item<double>()`");
-    finding.fix.edits.push_back(replaceExpr(m, value, repl));
+    finding.withFix(Applicability::Unsafe,
+                    "Accumulate `" + brief(m, value, 30) + (ctx.lang() == Lang::Python ? ".item()`" : ".item<double>()`"),
+                    {replaceExpr(m, value, repl)});
   }
 };
 

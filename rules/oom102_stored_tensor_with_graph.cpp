@@ -77,17 +77,21 @@ class Oom102 final : public Rule {
     NodeId root = st.container;
     while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;
+    NodeId loop = f.enclosingLoop(s);
     Finding& finding = ctx.report(kInfo, where,
                                   ticked(brief(m, st.value, 30)) + " carries autograd history and is stored in `" +
                                       brief(m, root, 30) + "`, which outlives the iteration and keeps its graph alive");
-    finding.hasFix = true;
-    finding.fix.applicability = Applicability::DisplayOnly;
-    finding.fix.message = "Store a detached copy (`.detach()`, and `.cpu()` for non-scalars)";
+    noteHistory(finding, f, st.value);
+    if (st.storedAt != kNone) finding.note(f.headerSpan(st.storedAt), "the method stores its argument in the object here");
+    noteOutside(finding, f, st.container);
+    noteLoop(finding, f, loop);
     std::string repl = detachedText(f, st.value);
-    if (repl.empty()) return;
-    finding.fix.applicability = Applicability::Unsafe;
-    finding.fix.message = "Store `" + (repl.size() > 40 ? repl.substr(0, 37) + "..." : repl) + "`";
-    finding.fix.edits.push_back(replaceExpr(m, st.value, repl));
+    if (repl.empty()) {
+      finding.withFix(Applicability::DisplayOnly, "Store a detached copy (`.detach()`, and `.cpu()` for non-scalars)");
+      return;
+    }
+    finding.withFix(Applicability::Unsafe, "Store `" + (repl.size() > 40 ? repl.substr(0, 37) + "..." : repl) + "`",
+                    {replaceExpr(m, st.value, repl)});
   }
 
  private:
@@ -97,7 +101,7 @@ class Oom102 final : public Rule {
     const Expr& e = m.expr(v);
     if (e.kind == ExprKind::Container) {
       std::string_view t = m.textOf(v);
-      if (t.empty() || (t[0] != '(' && t[0] != '[') || t.find(" for ") != std::string_view::npos) return {};
+      if (t.empty() || (t[0] != '(' && t[0] != '[') || shape::isComprehension(e.shape)) return {};
       std::string out(1, t[0]);
       uint32_t i = 0;
       for (const Arg& a : argsOf(m, e)) {

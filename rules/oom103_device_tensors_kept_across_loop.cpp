@@ -75,17 +75,19 @@ class Oom103 final : public Rule {
     Finding& finding = ctx.report(kInfo, where,
                                   ticked(brief(m, st.value, 30)) + " lives on the GPU and is kept in `" + brief(m, root, 30) +
                                       "` across the data loop, so device memory grows with every batch");
-    finding.hasFix = true;
-    finding.fix.applicability = Applicability::DisplayOnly;
-    finding.fix.message = "Keep host copies: `.detach().cpu()` (or reduce on the device as you go)";
+    noteOutside(finding, f, st.container);
+    noteLoop(finding, f, loop);
     // `acc = torch.cat([acc, v])` mixes devices if only `v` moves: advice only.
-    if (st.concat) return;
-    std::string_view t = m.textOf(st.value);
-    bool detached = t.size() >= 9 && t.substr(t.size() - 9) == ".detach()";
-    std::string repl = detached ? std::string(t) + ".cpu()" : withMethod(m, st.value, ".detach().cpu()", ".detach().cpu()");
-    finding.fix.applicability = Applicability::Unsafe;
-    finding.fix.message = "Move it to the host: `" + (repl.size() > 40 ? repl.substr(0, 37) + "..." : repl) + "`";
-    finding.fix.edits.push_back(replaceExpr(m, st.value, repl));
+    if (st.concat || st.storedAt != kNone) {
+      finding.withFix(Applicability::DisplayOnly, "Keep host copies: `.detach().cpu()` (or reduce on the device as you go)");
+      return;
+    }
+    // `out.detach()` only needs the move.
+    const Expr& ve = m.expr(st.value);
+    bool detached = ve.kind == ExprKind::Call && methodName(m, st.value) == "detach" && ve.argCount == 0;
+    std::string repl = detached ? withMethod(m, st.value, ".cpu()", ".cpu()") : withMethod(m, st.value, ".detach().cpu()", ".detach().cpu()");
+    finding.withFix(Applicability::Unsafe, "Move it to the host: `" + (repl.size() > 40 ? repl.substr(0, 37) + "..." : repl) + "`",
+                    {replaceExpr(m, st.value, repl)});
   }
 };
 

@@ -65,22 +65,21 @@ std::unordered_set<std::string_view> perIterationNames(const Facts& f, NodeId lo
   std::unordered_set<std::string_view> names;
   const Stmt& l = m.stmt(loop);
   auto addNames = [&](NodeId e) {
-    if (e == kNone) return;
-    const Span& sp = m.expr(e).span;
-    for (NodeId x = e + 1; x-- > 0;) {
-      const Expr& ex = m.expr(x);
-      if (ex.span.begin < sp.begin || ex.span.end > sp.end) break;
-      if (ex.kind == ExprKind::Name) names.insert(ex.text);
-    }
+    f.forSubtree(e, [&](NodeId x) {
+      if (m.expr(x).kind == ExprKind::Name) names.insert(m.expr(x).text);
+    });
   };
   if (l.kind == StmtKind::For) addNames(l.target);
   for (NodeId s : f.statementsOf(m.stmt(loop).function)) {
     if (!f.within(s, loop) || s == loop) continue;
     const Stmt& st = m.stmt(s);
     if (st.kind != StmtKind::Assign || st.value == kNone) continue;
-    bool depends = m.textOf(st.value).find("next(") != std::string_view::npos;
+    bool depends = false;
+    f.forSubtree(st.value, [&](NodeId x) {
+      if (m.expr(x).kind == ExprKind::Call && calleeName(m, x) == "next") depends = true;
+    });
     for (std::string_view n : names)
-      if (mentions(m, st.value, n)) depends = true;
+      if (f.mentionsPath(st.value, n)) depends = true;
     if (depends)
       for (NodeId t : items(m, st.targets)) addNames(t);
   }
@@ -114,19 +113,21 @@ class Oom104 final : public Rule {
       const Stmt& loop = m.stmt(sib);
       if (loop.kind != StmtKind::For && loop.kind != StmtKind::While) continue;
       if (f.reachesBackward(sib)) continue;  // backward per micro-batch: fine
-      if (accumulatesInto(f, sib, subject)) {
+      NodeId accumulatedAt = kNone;
+      if (accumulatesInto(f, sib, subject, accumulatedAt)) {
         Finding& finding = ctx.report(kInfo, m.expr(call).span,
-                   "losses of every micro-batch are summed in the loop above and back-propagated once here, "
-                   "so all their graphs stay alive until this backward");
-            finding.hasFix = true;
-            finding.fix = Fix{Applicability::DisplayOnly, "Call `(loss / k).backward()` inside the loop, once per micro-batch", {}};
+                                      "losses of every micro-batch are summed in the loop above and back-propagated once here, "
+                                      "so all their graphs stay alive until this backward");
+        finding.note(m.stmt(accumulatedAt).span, "each micro-batch's loss, with its graph, is added here");
+        noteLoop(finding, f, sib);
+        finding.withFix(Applicability::DisplayOnly, "Call `(loss / k).backward()` inside the loop, once per micro-batch");
         return;
       }
     }
   }
 
  private:
-  static bool accumulatesInto(const Facts& f, NodeId loop, NodeId subject) {
+  static bool accumulatesInto(const Facts& f, NodeId loop, NodeId subject, NodeId& accumulatedAt) {
     const Module& m = f.module();
     std::unordered_set<std::string_view> perIter = perIterationNames(f, loop);
     // The loop must run a forward on per-iteration data (micro-batches), not loop over heads.
@@ -137,7 +138,7 @@ class Oom104 final : public Rule {
         if (!f.isForwardCall(c)) continue;
         for (const Arg& a : argsOf(m, m.expr(c)))
           for (std::string_view n : perIter)
-            if (mentions(m, a.value, n)) forwardOnData = true;
+            if (f.mentionsPath(a.value, n)) forwardOnData = true;
       }
     }
     if (!forwardOnData) return false;
@@ -161,7 +162,10 @@ class Oom104 final : public Rule {
       std::string_view key = f.pathKey(target);
       if (key.empty() || f.value(value).history != Tri::Yes) continue;
       if (!f.outlivesIteration(st.kind == StmtKind::Assign ? m.expr(st.value).lhs : target, loop)) continue;
-      if (mentions(m, subject, key)) return true;
+      if (f.mentionsPath(subject, key)) {
+        accumulatedAt = s;
+        return true;
+      }
     }
     return false;
   }

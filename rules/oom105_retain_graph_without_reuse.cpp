@@ -65,45 +65,34 @@ class Oom105 final : public Rule {
     const Module& m = ctx.module();
     bool grad = f.isAutogradGradCall(call);
     if (!f.isBackwardCall(call) && !grad) return;
-    NodeId retain = keywordArg(m, call, "retain_graph");
-    if (!isTrueLiteral(m, retain)) return;
+    // A flag that is not a literal may be False on every call that matters: stay silent.
+    if (f.flagArg(call, "retain_graph") != Tri::Yes) return;
     NodeId s = m.expr(call).stmt;
     NodeId loop = f.enclosingLoop(s);
     if (loop == kNone) return;
     // The graph must be built in this iteration: a graph built before the loop is legitimately
     // reused by each iteration's backward.
-    NodeId subject = kNone;
-    if (grad || m.canonical(call) == "torch.autograd.backward") subject = positionalArg(m, call, 0);
-    else subject = receiverOf(m, call);
+    NodeId subject = f.backwardSubject(call);
     if (subject == kNone || !builtInIteration(f, subject, loop)) return;
-    // A later backward in the same iteration may reuse the graph.
-    for (NodeId later : f.statementsOf(m.stmt(s).function)) {
-      if (!f.within(later, loop)) continue;
-      if (later == s) {
-        for (NodeId c : f.callsOf(later))
-          if (c != call && m.expr(c).span.begin > m.expr(call).span.begin && (f.isBackwardCall(c) || f.isAutogradGradCall(c)))
-            return;
-        continue;
-      }
-      if (m.stmt(later).span.begin < m.stmt(s).span.begin) continue;
-      if (f.reachesBackward(later) && !f.within(s, later)) return;
-      for (NodeId c : f.callsOf(later))
-        if (f.isAutogradGradCall(c)) return;
+    // A later backward of the same iteration (here or in a function called here) may reuse it.
+    uint32_t fn = m.stmt(s).function;
+    for (const StepEvent& e : f.events(fn)) {
+      if (!(e.kind & (event::kBackward | event::kAutogradGrad)) || !f.within(e.stmt, loop)) continue;
+      bool later = e.stmt == s ? (e.call != call && m.expr(e.call).span.begin > m.expr(call).span.begin) : f.mayPrecede(s, e.stmt);
+      if (later) return;
     }
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
-                                  std::string(m.lang == Lang::Python ? "`retain_graph=True`" : "`retain_graph` = true") + " keeps this iteration's graph and its saved tensors alive, "
-                                  "but no second backward uses them");
+                                  std::string(m.lang == Lang::Python ? "`retain_graph=True`" : "`retain_graph` = true") +
+                                      " keeps this iteration's graph and its saved tensors alive, but no second backward uses them");
+    noteHistory(finding, f, subject);
+    noteLoop(finding, f, loop);
     Edit edit;
     // C++ arguments are positional: only the last written one can go without shifting the others.
     const Expr& ce = m.expr(call);
-    bool removable = m.lang == Lang::Python ||
-                     (ce.argCount > 0 && m.args[ce.firstArg + ce.argCount - 1].keyword == "retain_graph");
-    if (removable && removeKeywordArg(m, call, "retain_graph", edit)) {
-      finding.hasFix = true;
-      finding.fix.applicability = Applicability::Unsafe;
-      finding.fix.message = m.lang == Lang::Python ? "Remove `retain_graph=True`" : "Remove the `retain_graph` argument";
-      finding.fix.edits.push_back(edit);
-    }
+    bool removable = m.lang == Lang::Python || (ce.argCount > 0 && m.args[ce.firstArg + ce.argCount - 1].keyword == "retain_graph");
+    if (removable && removeKeywordArg(m, call, "retain_graph", edit))
+      finding.withFix(Applicability::Unsafe, m.lang == Lang::Python ? "Remove `retain_graph=True`" : "Remove the `retain_graph` argument",
+                      {edit});
   }
 
  private:

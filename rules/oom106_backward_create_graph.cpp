@@ -43,18 +43,38 @@ B/step; retained after the run 168.5 MiB vs 128.0 MiB. Reproduce with `oomlint-p
 )doc",
 };
 
+/// `backward(create_graph=create_graph)` in a helper whose parameter defaults to False: the flag
+/// is its callers' choice, not this line's.
+bool forwardsCallersChoice(const Module& m, NodeId call) {
+  NodeId flag = keywordArg(m, call, "create_graph");
+  if (flag == kNone || m.expr(flag).kind != ExprKind::Name) return false;
+  const Function& fn = m.functions[m.stmt(m.expr(call).stmt).function];
+  for (uint32_t i = 0; i < fn.paramCount; ++i) {
+    const Param& p = m.params[fn.firstParam + i];
+    if (p.name != m.expr(flag).text) continue;
+    return p.defaultValue == kNone || isFalseLiteral(m, p.defaultValue) || m.expr(p.defaultValue).kind == ExprKind::NoneLit;
+  }
+  return false;
+}
+
 class Oom106 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
   void onCall(Context& ctx, NodeId call) const override {
     const Module& m = ctx.module();
-    if (!ctx.facts().isBackwardCall(call)) return;
-    if (!isTrueLiteral(m, keywordArg(m, call, "create_graph"))) return;
-    Finding& f = ctx.report(kInfo, m.expr(call).span,
-                            "`backward(create_graph=True)` stores gradients with their own graph in `.grad`, a reference "
-                            "cycle with the parameters that leaks every iteration");
-    f.hasFix = true;
-    f.fix = Fix{Applicability::DisplayOnly, "Use `torch.autograd.grad(loss, params, create_graph=True)` and keep the gradients out of `.grad`", {}};
+    const Facts& f = ctx.facts();
+    if (!f.isBackwardCall(call)) return;
+    Tri flag = f.flagArg(call, "create_graph");
+    if (flag == Tri::No) return;
+    if (flag == Tri::Unknown && forwardsCallersChoice(m, call)) return;
+    // `create_graph=self.hess or flag`: the cycle forms whenever the flag is on.
+    std::string when = flag == Tri::Yes ? "" : " (when " + ticked(brief(m, keywordArg(m, call, "create_graph"), 30)) + " is true)";
+    Finding& finding = ctx.report(kInfo, m.expr(call).span,
+                                  "`backward(create_graph=True)` stores gradients with their own graph in `.grad`" + when +
+                                      ", a reference cycle with the parameters that leaks every iteration");
+    noteLoop(finding, f, f.enclosingLoop(m.expr(call).stmt));
+    finding.withFix(Applicability::DisplayOnly,
+                    "Use `torch.autograd.grad(loss, params, create_graph=True)` and keep the gradients out of `.grad`");
   }
 };
 

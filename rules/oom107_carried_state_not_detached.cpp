@@ -54,20 +54,6 @@ MiB vs 0.0 B. Reproduce with `oomlint-probe OOM107`.
 )doc",
 };
 
-bool isDetachOf(const Module& m, const Stmt& st, std::string_view name) {
-  if (st.kind == StmtKind::Expr && st.value != kNone) {
-    std::string_view t = m.textOf(st.value);
-    return mentions(m, st.value, name) && (t.find("detach") != std::string_view::npos || t.find("repackage") != std::string_view::npos);
-  }
-  if (st.kind != StmtKind::Assign || st.value == kNone) return false;
-  bool assigns = false;
-  for (NodeId t : items(m, st.targets))
-    if (mentions(m, t, name)) assigns = true;
-  std::string_view v = m.textOf(st.value);
-  return assigns && (v.find("detach") != std::string_view::npos || v.find("repackage") != std::string_view::npos ||
-                     v.find("init_hidden") != std::string_view::npos || v.find(".data") != std::string_view::npos);
-}
-
 class Oom107 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
@@ -87,46 +73,71 @@ class Oom107 final : public Rule {
         if (m.expr(a.value).kind == ExprKind::Name) names.push_back(a.value);
     for (NodeId n : names) {
       std::string_view name = m.expr(n).text;
+      // Carried: bound before the loop, and what this iteration leaves in it is read at the start
+      // of the next one (a name overwritten before any read carries nothing).
       NodeId bound = f.bindingLoop(n);
       if (bound == kBoundAmbiguous || (bound != kBoundOutsideLoops && f.within(bound, loop))) continue;
-      if (!fedBack(f, s, loop, name)) continue;
+      if (!f.readBeforeWritten(loop, name)) continue;
+      NodeId feed = fedBack(f, s, loop, name);
+      if (feed == kNone) continue;
       // `x = x + loss` is an accumulation: OOM101's finding.
       const Expr& v = m.expr(st.value);
       if (v.kind == ExprKind::BinOp && (f.pathKey(v.lhs) == name || f.pathKey(v.rhs) == name)) continue;
-      bool detached = false;
-      for (NodeId o : f.statementsOf(st.function))
-        if (f.within(o, loop) && o != s && isDetachOf(m, m.stmt(o), name)) detached = true;
-      if (detached) continue;
+      if (detachedInLoop(f, s, loop, name)) continue;
       Finding& fd = ctx.report(kInfo, st.span,
                                ticked(name) + " is computed from this iteration's graph and fed into the next one "
                                "without `.detach()`: the graph grows across all iterations");
-      fd.hasFix = true;
-      fd.fix.applicability = Applicability::DisplayOnly;
-      fd.fix.message = "Detach at the top of the iteration: `" + std::string(name) + " = " + std::string(name) + ".detach()`";
+      noteHistory(fd, f, st.value);
+      if (feed != st.value) fd.note(m.expr(feed).span, "the next iteration feeds it back into the graph here");
+      noteLoop(fd, f, loop);
+      std::string detach = statementText(m, std::string(name) + " = " + std::string(name) + ".detach()");
       const Stmt& l = m.stmt(loop);
-      if (t.kind == ExprKind::Name && l.body.count > 0) {
-        Edit edit;
-        if (insertStatementBefore(m, m.lists[l.body.first], statementText(m, std::string(name) + " = " + std::string(name) + ".detach()"), edit)) {
-          fd.fix.applicability = Applicability::Unsafe;
-          fd.fix.edits.push_back(edit);
-        }
-      }
+      Edit edit;
+      if (t.kind == ExprKind::Name && l.body.count > 0 && insertStatementBefore(m, m.lists[l.body.first], detach, edit))
+        fd.withFix(Applicability::Unsafe, "Detach at the top of the iteration: `" + std::string(name) + " = " + std::string(name) + ".detach()`",
+                   {edit});
+      else
+        fd.withFix(Applicability::DisplayOnly, "Detach at the top of the iteration: `" + std::string(name) + " = " + std::string(name) + ".detach()`");
       return;
     }
   }
 
  private:
-  /// The state is read back in the loop: an argument of a forward, or part of its own update.
-  static bool fedBack(const Facts& f, NodeId s, NodeId loop, std::string_view name) {
+  /// Where the state is read back into the graph: its own update, or an argument of a forward in
+  /// the loop. kNone when it is not.
+  static NodeId fedBack(const Facts& f, NodeId s, NodeId loop, std::string_view name) {
     const Module& m = f.module();
-    if (mentions(m, m.stmt(s).value, name)) return true;
+    if (f.mentionsPath(m.stmt(s).value, name)) return m.stmt(s).value;
     for (NodeId o : f.statementsOf(m.stmt(s).function)) {
       if (!f.within(o, loop)) continue;
       for (NodeId c : f.callsOf(o)) {
         if (!f.isForwardCall(c)) continue;
         for (const Arg& a : argsOf(m, m.expr(c)))
-          if (mentions(m, a.value, name)) return true;
+          if (f.mentionsPath(a.value, name)) return c;
       }
+    }
+    return kNone;
+  }
+
+  /// Another statement of the loop rebinds the state to something without history
+  /// (`h = h.detach()`, `h = repackage_hidden(h)`, `h = model.init_hidden()`), or detaches it in place.
+  static bool detachedInLoop(const Facts& f, NodeId s, NodeId loop, std::string_view name) {
+    const Module& m = f.module();
+    for (NodeId o : f.statementsOf(m.stmt(s).function)) {
+      if (o == s || !f.within(o, loop)) continue;
+      const Stmt& os = m.stmt(o);
+      if (os.kind == StmtKind::Expr && os.value != kNone) {
+        std::string_view meth = methodName(m, os.value);
+        if ((meth == "detach_" || meth == "requires_grad_") && f.pathKey(receiverOf(m, os.value)) == name) return true;
+        continue;
+      }
+      if (os.kind != StmtKind::Assign || os.value == kNone) continue;
+      bool rebinds = false;
+      for (NodeId t : items(m, os.targets))
+        f.forSubtree(t, [&](NodeId x) {
+          if (m.expr(x).kind == ExprKind::Name && m.expr(x).text == name) rebinds = true;
+        });
+      if (rebinds && f.value(os.value).history != Tri::Yes) return true;
     }
     return false;
   }

@@ -66,43 +66,39 @@ class Oom108 final : public Rule {
       Finding& fd = ctx.report(kInfo, m.expr(call).span,
                                ticked(meth) + " inside the loop registers another hook every iteration and the "
                                "handle is never removed");
-      fd.hasFix = true;
-      fd.fix = Fix{Applicability::DisplayOnly, "Register the hook once before the loop, or keep the handle and call `.remove()`", {}};
+      noteLoop(fd, f, loop);
+      fd.withFix(Applicability::DisplayOnly, "Register the hook once before the loop, or keep the handle and call `.remove()`");
     }
+    // A module whose parameters are all frozen hands its hooks tensors without history.
+    if (f.isFrozenModule(receiverOf(m, call))) return;
     NodeId hookArg = positionalArg(m, call, 0);
     if (hookArg == kNone) hookArg = keywordArg(m, call, "hook");
     bool backwardHook = meth == "register_hook" || meth.find("backward") != std::string_view::npos;
-    for (uint32_t fn : hookFunctions(f, hookArg, call)) checkHook(ctx, fn, meth == "register_hook", backwardHook);
+    for (uint32_t fn : hookFunctions(f, hookArg)) checkHook(ctx, call, fn, meth == "register_hook", backwardHook);
   }
 
  private:
-  /// The local functions a hook argument stands for (`hook`, `self.hook`, `make_hook("x")`).
-  static std::vector<uint32_t> hookFunctions(const Facts& f, NodeId arg, NodeId call) {
+  /// The local functions a hook argument stands for (`hook`, `self.hook`, `recorder.save`,
+  /// a lambda, `make_hook("x")` returning a nested function).
+  static std::vector<uint32_t> hookFunctions(const Facts& f, NodeId arg) {
     const Module& m = f.module();
     std::vector<uint32_t> out;
     if (arg == kNone) return out;
+    uint32_t direct = f.functionDenoted(arg);
+    if (direct != UINT32_MAX) {
+      out.push_back(direct);
+      return out;
+    }
     const Expr& a = m.expr(arg);
-    uint32_t caller = m.stmt(m.expr(call).stmt).function;
-    auto byName = [&](std::string_view name, int32_t cls) {
-      for (uint32_t i = 1; i < m.functions.size(); ++i)
-        if (!m.functions[i].isLambda && m.functions[i].name == name && (cls < 0 || m.functions[i].cls == cls)) out.push_back(i);
-    };
-    if (a.kind == ExprKind::Lambda) out.push_back(a.function);  // C++ `register_hook([&](torch::Tensor g) {...})`
-    else if (a.kind == ExprKind::Name) byName(a.text, -1);
-    else if (a.kind == ExprKind::Attribute && m.expr(a.lhs).kind == ExprKind::Name && m.expr(a.lhs).text == "self")
-      byName(a.text, m.functions[caller].cls);
-    else if (a.kind == ExprKind::Call && m.expr(a.lhs).kind == ExprKind::Name) {
+    if (a.kind == ExprKind::Call) {
       // A factory: the nested functions it returns.
-      std::string_view factory = m.expr(a.lhs).text;
-      for (uint32_t i = 1; i < m.functions.size(); ++i) {
-        if (m.functions[i].isLambda || m.functions[i].name != factory) continue;
-        for (NodeId s : f.statementsOf(i)) {
+      for (uint32_t factory : f.callTargets(arg))
+        for (NodeId s : f.statementsOf(factory)) {
           const Stmt& st = m.stmt(s);
           if (st.kind != StmtKind::Return || st.value == kNone || m.expr(st.value).kind != ExprKind::Name) continue;
           for (uint32_t j = 1; j < m.functions.size(); ++j)
-            if (m.functions[j].parent == i && m.functions[j].name == m.expr(st.value).text) out.push_back(j);
+            if (m.functions[j].parent == factory && m.functions[j].name == m.expr(st.value).text) out.push_back(j);
         }
-      }
     }
     return out;
   }
@@ -130,7 +126,7 @@ class Oom108 final : public Rule {
     return false;
   }
 
-  static void checkHook(Context& ctx, uint32_t fn, bool tensorHook, bool backwardHook) {
+  static void checkHook(Context& ctx, NodeId registration, uint32_t fn, bool tensorHook, bool backwardHook) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     const Function& h = m.functions[fn];
@@ -162,12 +158,8 @@ class Oom108 final : public Rule {
       }
       if (value == kNone || container == kNone) continue;
       if (!rootedAt(m, value, tensors)) continue;
-      std::string_view v = m.textOf(value);
-      if (v.find("detach") != std::string_view::npos || v.find(".item()") != std::string_view::npos ||
-          v.find("tolist") != std::string_view::npos || v.find(".data") != std::string_view::npos ||
-          v.find("numpy") != std::string_view::npos || v.find("shape") != std::string_view::npos ||
-          v.find("size(") != std::string_view::npos)
-        continue;
+      // `.detach()`, `.item()`, `.shape`, `.data`: nothing of the graph is kept.
+      if (f.value(value).history == Tri::No) continue;
       // Outside the hook: `self.x`, or a container the hook did not create.
       NodeId root = container;
       while (m.expr(root).kind == ExprKind::Subscript || m.expr(root).kind == ExprKind::Attribute) root = m.expr(root).lhs;
@@ -187,16 +179,16 @@ class Oom108 final : public Rule {
       Finding& fd = ctx.report(kInfo, where,
                                "hook `" + std::string(h.name) + "` stores `" + brief(m, value, 30) + "` in `" +
                                    brief(m, container, 30) + "` without `.detach()`, keeping its graph alive after backward");
-      fd.hasFix = true;
-      fd.fix.applicability = Applicability::DisplayOnly;
-      fd.fix.message = "Store detached tensors (`.detach()` on each tensor)";
+      fd.note(m.expr(registration).span, "registered as a hook here");
       // A whole tuple parameter has no `.detach()`: advice only.
       bool wholeTuple = m.expr(value).kind == ExprKind::Name &&
                         std::find(tuples.begin(), tuples.end(), m.expr(value).text) != tuples.end();
-      if (wholeTuple) continue;
-      fd.fix.applicability = Applicability::Unsafe;
-      fd.fix.message = "Store `" + brief(m, value, 30) + ".detach()`";
-      fd.fix.edits.push_back(replaceExpr(m, value, withMethod(m, value, ".detach()", ".detach()")));
+      if (wholeTuple) {
+        fd.withFix(Applicability::DisplayOnly, "Store detached tensors (`.detach()` on each tensor)");
+        continue;
+      }
+      fd.withFix(Applicability::Unsafe, "Store `" + brief(m, value, 30) + ".detach()`",
+                 {replaceExpr(m, value, withMethod(m, value, ".detach()", ".detach()"))});
     }
   }
 };

@@ -42,11 +42,12 @@ Display only.
 )doc",
 };
 
-bool capturesSelfLambda(const Module& m, NodeId lambda) {
+bool capturesSelfLambda(const Facts& f, NodeId lambda) {
+  const Module& m = f.module();
   const Function& fn = m.functions[m.expr(lambda).function];
   for (uint32_t i = 0; i < fn.paramCount; ++i)
     if (m.params[fn.firstParam + i].name == "self") return false;
-  return fn.lambdaBody != kNone && mentions(m, fn.lambdaBody, "self");
+  return fn.lambdaBody != kNone && f.mentionsPath(fn.lambdaBody, "self");
 }
 
 /// A nested (non-method) function that reads `self` from its enclosing method.
@@ -73,7 +74,7 @@ class Oom109 final : public Rule {
       const Expr& te = m.expr(t);
       if (te.kind == ExprKind::Attribute && m.expr(te.lhs).kind == ExprKind::Name && m.expr(te.lhs).text == "self") onSelf = true;
     }
-    if (onSelf && capturesSelfLambda(m, st.value)) report(ctx, m.expr(st.value).span, "stored on `self`");
+    if (onSelf && capturesSelfLambda(ctx.facts(), st.value)) report(ctx, m.expr(st.value).span, "stored on `self`");
   }
 
   void onCall(Context& ctx, NodeId call) const override {
@@ -94,7 +95,7 @@ class Oom109 final : public Rule {
     uint32_t caller = m.stmt(m.expr(call).stmt).function;
     for (const Arg& a : argsOf(m, m.expr(call))) {
       const Expr& v = m.expr(a.value);
-      if (v.kind == ExprKind::Lambda && capturesSelfLambda(m, a.value)) {
+      if (v.kind == ExprKind::Lambda && capturesSelfLambda(ctx.facts(), a.value)) {
         report(ctx, v.span, where);
         return;
       }

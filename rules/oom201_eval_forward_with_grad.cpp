@@ -67,17 +67,14 @@ class Oom201 final : public Rule {
 
   void onFunction(Context& ctx, uint32_t fn) const override {
     const Facts& f = ctx.facts();
-    bool reported = false;
     for (NodeId s : f.statementsOf(fn)) {
-      if (reported) return;
-      if (!f.inEvalContext(s) || f.gradMode(s) != GradMode::Enabled) continue;
+      if (f.gradMode(s) != GradMode::Enabled) continue;
       NodeId loop = f.enclosingLoop(s);
       if (loop != kNone && (f.loopRole(loop) & loop_role::kTraining)) continue;
       for (NodeId c : f.callsOf(s)) {
-        if (!f.isForwardCall(c)) continue;
+        if (!f.isForwardCall(c) || f.evalOpener(c) == kNone) continue;
         report(ctx, fn, s, c);
-        reported = true;
-        break;
+        return;  // the first forward of the unguarded path
       }
     }
   }
@@ -86,13 +83,17 @@ class Oom201 final : public Rule {
   static void report(Context& ctx, uint32_t fn, NodeId s, NodeId call) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
+    NodeId opener = f.evalOpener(call);
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   ticked(brief(m, m.expr(call).lhs, 30) + "(...)") +
-                                      " runs on an evaluation path with autograd enabled; `eval()` does not disable "
-                                      "gradient tracking, so the forward's activations are kept for a backward that never comes");
-    finding.hasFix = true;
-    finding.fix.applicability = Applicability::DisplayOnly;
-    finding.fix.message = "Wrap the evaluation in `with torch.no_grad():`";
+                                      " runs on an evaluation path with autograd enabled; `eval()` does not disable gradient "
+                                      "tracking, so the forward's activations are kept for a backward that never comes");
+    if (opener == Facts::kEvalByName) {
+      finding.note(m.functions[fn].nameSpan, ticked(m.functions[fn].name) + " is an evaluation function: named for it, it runs no backward");
+    } else {
+      finding.note(f.headerSpan(opener), "the module is put in eval mode here; that switches dropout and batch norm, not autograd");
+    }
+    noteLoop(finding, f, f.enclosingLoop(s));
     // Wrap the outermost statement that still belongs to the evaluation path: the evaluation loop.
     NodeId wrap = s;
     for (NodeId p = m.stmt(s).parent; p != kNone; p = m.stmt(p).parent) {
@@ -110,22 +111,48 @@ class Oom201 final : public Rule {
       }
       break;
     }
+    Applicability applicability = fixApplicability(f, fn, wrap, opener);
     if (m.lang == Lang::Cpp) {
       // C++: a RAII guard scoped to the rest of the block that holds the evaluation.
-      finding.fix.message = "Insert `torch::NoGradGuard no_grad;` at the start of the evaluation scope";
       Edit edit;
-      if (!insertStatementBefore(m, wrap, "torch::NoGradGuard no_grad;", edit)) return;
-      finding.fix.applicability = Applicability::Safe;
-      finding.fix.edits.push_back(edit);
+      if (!insertStatementBefore(m, wrap, "torch::NoGradGuard no_grad;", edit)) {
+        finding.withFix(Applicability::DisplayOnly, "Insert `torch::NoGradGuard no_grad;` at the start of the evaluation scope");
+        return;
+      }
+      finding.withFix(applicability, "Insert `torch::NoGradGuard no_grad;` at the start of the evaluation scope", {edit});
       return;
     }
     std::string ctxName = localName(m, "torch.no_grad");
-    if (ctxName.empty()) return;
     Edit edit;
-    if (!wrapInWith(m, wrap, ctxName + "()", edit)) return;
-    finding.fix.applicability = Applicability::Safe;
-    finding.fix.edits.push_back(edit);
-    (void)fn;
+    if (ctxName.empty() || !wrapInWith(m, wrap, ctxName + "()", edit)) {
+      finding.withFix(Applicability::DisplayOnly, "Wrap the evaluation in `with torch.no_grad():`");
+      return;
+    }
+    finding.withFix(applicability, "Wrap the evaluation in `with torch.no_grad():`", {edit});
+  }
+
+  /// Safe only when every fact behind the finding is certain on every path: the module was put in
+  /// eval mode explicitly (not guessed from a name), no training path of this file reaches the
+  /// wrapped code (a helper a `train_step` also calls before `backward()`), nothing in the wrapped
+  /// statements or after them in the function trains, and the forward is a module known from
+  /// evidence stronger than its name.
+  static Applicability fixApplicability(const Facts& f, uint32_t fn, NodeId wrap, NodeId opener) {
+    if (opener == Facts::kEvalByName) return Applicability::Unsafe;
+    const Summary& sum = f.summary(fn);
+    if (sum.calledOnTrainingPath || (sum.events & event::kUpdate)) return Applicability::Unsafe;
+    if (f.reachesEvent(wrap, event::kUpdate)) return Applicability::Unsafe;
+    const Module& m = f.module();
+    bool weak = false;
+    for (NodeId s : f.statementsOf(fn)) {
+      if (!f.within(s, wrap)) continue;
+      for (NodeId c : f.callsOf(s))
+        if (f.isForwardCall(c) && f.evalOpener(c) != kNone) {
+          NodeId callee = m.expr(c).lhs;
+          if (m.expr(callee).kind == ExprKind::Attribute && m.expr(callee).text == "forward") callee = m.expr(callee).lhs;
+          if (f.kindEvidence(callee) < Evidence::Used) weak = true;
+        }
+    }
+    return weak ? Applicability::Unsafe : Applicability::Safe;
   }
 };
 

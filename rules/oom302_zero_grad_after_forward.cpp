@@ -58,6 +58,13 @@ Reproduce with `oomlint-probe OOM302`.
 )doc",
 };
 
+/// A backward ran earlier in the function: its gradients exist when `s` runs.
+bool backwardBefore(const Facts& f, uint32_t fn, NodeId s) {
+  for (const StepEvent& e : f.events(fn))
+    if (e.kind == event::kBackward && f.mayPrecede(e.stmt, s)) return true;
+  return false;
+}
+
 class Oom302 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
@@ -67,50 +74,44 @@ class Oom302 final : public Rule {
     const Facts& f = ctx.facts();
     if (methodName(m, call) != "zero_grad") return;
     NodeId s = m.expr(call).stmt;
-    NodeId loop = f.enclosingLoop(s);
     uint32_t fn = m.stmt(s).function;
-    uint32_t at = m.expr(call).span.begin;
-    bool forwardBefore = false, zeroBeforeForward = false, backwardAfter = false;
-    uint32_t firstForward = UINT32_MAX;
-    uint32_t lastBackwardBefore = 0;
+    // One training step: the iteration of the training loop holding the call, or a step function
+    // (a training path of this file calls it, or it steps the optimizer and is not the program's
+    // `main`). One-shot code before its first backward has no gradients to keep alive.
+    NodeId loop = f.enclosingLoop(s);
+    if (loop != kNone && !(f.loopRole(loop) & loop_role::kTraining)) return;
+    if (loop == kNone && !f.summary(fn).calledOnTrainingPath &&
+        !((f.summary(fn).events & event::kStep) && fn != 0 && m.functions[fn].name != "main") && !backwardBefore(f, fn, s))
+      return;
     auto inStep = [&](NodeId t) { return loop != kNone ? f.within(t, loop) && t != loop : f.enclosingLoop(t) == kNone; };
-    // One training step: the loop body holding the call, or the function if not in a loop.
-    // The forward that matters is one whose graph is back-propagated after this zero_grad: a
-    // forward already followed by its own backward before the zero_grad is a finished step.
-    for (NodeId t : f.statementsOf(fn)) {
-      if (!inStep(t)) continue;
-      for (NodeId c : f.callsOf(t)) {
-        uint32_t pos = m.expr(c).span.begin;
-        if (pos < at && (f.isBackwardCall(c) || f.isAutogradGradCall(c))) lastBackwardBefore = std::max(lastBackwardBefore, pos);
-        if (pos > at && (f.isBackwardCall(c) || f.isAutogradGradCall(c))) backwardAfter = true;
+    auto before = [&](const StepEvent& a, const StepEvent& b) {  // `a` can run before `b` in one pass
+      if (a.stmt == b.stmt) return a.call != kNone && b.call != kNone && m.expr(a.call).span.begin < m.expr(b.call).span.begin;
+      return f.mayPrecede(a.stmt, b.stmt);
+    };
+    StepEvent self{event::kZeroGrad, call, s};
+    std::vector<StepEvent> step;
+    for (const StepEvent& e : f.events(fn))
+      if (inStep(e.stmt)) step.push_back(e);
+    // A forward whose graph is back-propagated after this zero_grad (no backward in between), and
+    // that no earlier zero_grad on every path to it already cleared the gradients for.
+    for (const StepEvent& fw : step) {
+      if (fw.kind != event::kForward || !before(fw, self)) continue;
+      bool backwardBetween = false, backwardAfter = false, cleared = false;
+      for (const StepEvent& e : step) {
+        if (e.kind == event::kBackward && before(fw, e) && before(e, self)) backwardBetween = true;
+        if (e.kind == event::kBackward && before(self, e) && !f.exclusive(fw.stmt, e.stmt)) backwardAfter = true;
+        if (e.kind == event::kZeroGrad && e.call != call && before(e, fw) && (e.stmt == fw.stmt || f.dominates(e.stmt, fw.stmt)))
+          cleared = true;
       }
-      if (f.reachesBackward(t) && m.stmt(t).span.begin > at) backwardAfter = true;
+      if (backwardBetween || !backwardAfter || cleared) continue;
+      Finding& finding = ctx.report(kInfo, m.expr(call).span,
+                                    "`zero_grad()` runs after the forward, so the previous step's gradients stay allocated through "
+                                    "the forward's memory peak");
+      if (fw.call != kNone) finding.note(m.expr(fw.call).span, "the forward runs here, before the gradients are cleared");
+      noteLoop(finding, f, loop);
+      finding.withFix(Applicability::DisplayOnly, "Move `zero_grad()` before the forward pass");
+      return;
     }
-    for (NodeId t : f.statementsOf(fn)) {
-      if (!inStep(t)) continue;
-      for (NodeId c : f.callsOf(t)) {
-        uint32_t pos = m.expr(c).span.begin;
-        if (pos < at && pos > lastBackwardBefore && f.isForwardCall(c) && f.gradMode(t) == GradMode::Enabled) {
-          forwardBefore = true;
-          firstForward = std::min(firstForward, pos);
-        }
-      }
-    }
-    if (!forwardBefore || !backwardAfter) return;
-    // An earlier zero_grad (or `p.grad = None`) before the forward already freed the buffers.
-    for (NodeId t : f.statementsOf(fn)) {
-      if (!inStep(t)) continue;
-      for (NodeId c : f.callsOf(t)) {
-        uint32_t pos = m.expr(c).span.begin;
-        if (c != call && methodName(m, c) == "zero_grad" && pos < firstForward && pos > lastBackwardBefore) zeroBeforeForward = true;
-      }
-    }
-    if (zeroBeforeForward) return;
-    Finding& finding = ctx.report(kInfo, m.expr(call).span,
-               "`zero_grad()` runs after the forward, so the previous step's gradients stay allocated through the "
-               "forward's memory peak");
-        finding.hasFix = true;
-        finding.fix = Fix{Applicability::DisplayOnly, "Move `zero_grad()` before the forward pass", {}};
   }
 };
 

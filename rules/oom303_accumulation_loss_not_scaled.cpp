@@ -59,30 +59,45 @@ NodeId accumulationDivisor(const Facts& f, NodeId loop, NodeId& guard) {
     if (st.value == kNone) continue;
     bool steps = false;
     for (NodeId body : items(m, st.body))
-      for (NodeId t : f.statementsOf(st.function))
-        if (f.within(t, body))
-          for (NodeId c : f.callsOf(t))
-            if (f.isOptimizerStep(c)) steps = true;
+      if (f.reachesEvent(body, event::kStep)) steps = true;
     if (!steps) continue;
-    const Span& cs = m.expr(st.value).span;
-    for (NodeId e = st.value + 1; e-- > 0;) {
-      const Expr& x = m.expr(e);
-      if (x.span.begin < cs.begin || x.span.end > cs.end) break;
-      if (x.kind == ExprKind::BinOp && x.text == "%" && x.rhs != kNone) {
-        guard = s;
-        return x.rhs;
-      }
+    NodeId k = kNone;
+    f.forSubtree(st.value, [&](NodeId x) {
+      if (k == kNone && m.expr(x).kind == ExprKind::BinOp && m.expr(x).text == "%" && m.expr(x).rhs != kNone) k = m.expr(x).rhs;
+    });
+    if (k != kNone) {
+      guard = s;
+      return k;
     }
   }
   return kNone;
 }
 
-bool hasDivision(const Module& m, NodeId e) {
-  const Span& sp = m.expr(e).span;
-  for (NodeId x = e + 1; x-- > 0;) {
+/// The loss is scaled on purpose somewhere in its expression (`/ k`, `* weight`, `/ num_tokens`).
+bool isScaled(const Facts& f, NodeId e) {
+  const Module& m = f.module();
+  bool scaled = false;
+  f.forSubtree(e, [&](NodeId x) {
     const Expr& ex = m.expr(x);
-    if (ex.span.begin < sp.begin || ex.span.end > sp.end) break;
-    if (ex.kind == ExprKind::BinOp && (ex.text == "/" || ex.text == "//")) return true;
+    if (ex.kind == ExprKind::BinOp && (ex.text == "/" || ex.text == "//" || ex.text == "*")) scaled = true;
+  });
+  return scaled;
+}
+
+/// Gradients are rescaled before the step (`p.grad.div_(k)`, `p.grad /= k`, a `scale_grads(...)`
+/// helper): the normalisation happens after backward instead.
+bool rescalesGradients(const Facts& f, NodeId guard) {
+  const Module& m = f.module();
+  for (NodeId s : f.statementsOf(m.stmt(guard).function)) {
+    if (!f.within(s, guard)) continue;
+    const Stmt& st = m.stmt(s);
+    if (st.kind == StmtKind::AugAssign && (st.op == "/=" || st.op == "*=") && f.pathKey(st.target).find("grad") != std::string_view::npos)
+      return true;
+    for (NodeId c : f.callsOf(s)) {
+      std::string_view meth = methodName(m, c);
+      if ((meth == "div_" || meth == "mul_") && f.pathKey(receiverOf(m, c)).find("grad") != std::string_view::npos) return true;
+      if (calleeName(m, c).find("scale_grad") != std::string_view::npos) return true;
+    }
   }
   return false;
 }
@@ -101,39 +116,38 @@ class Oom303 final : public Rule {
     NodeId k = accumulationDivisor(f, loop, guard);
     if (k == kNone || f.within(s, guard)) return;  // backward inside the guard: not accumulation
     // The loss: `loss.backward()`, `scaler.scale(loss).backward()`, `accelerator.backward(loss)`.
-    NodeId subject = receiverOf(m, call);
-    if (subject != kNone && m.expr(subject).kind == ExprKind::Call && methodName(m, subject) == "scale")
-      subject = positionalArg(m, subject, 0);
-    else if (positionalArg(m, call, 0) != kNone && m.canonical(call).empty() && subject != kNone &&
-             f.value(subject).history != Tri::Yes)
-      subject = positionalArg(m, call, 0);
-    if (subject == kNone) return;
-    if (m.expr(subject).kind == ExprKind::BinOp) return;  // `(loss / k).backward()`
-    if (m.expr(subject).kind != ExprKind::Name) return;
+    NodeId subject = f.backwardSubject(call);
+    if (subject == kNone || m.expr(subject).kind != ExprKind::Name) return;  // `(loss / k).backward()`
     std::string_view name = m.expr(subject).text;
-    // Its definition in this iteration: a loss with history and no division anywhere in it.
-    NodeId value = kNone;
+    // Its definition in this iteration: a loss computed here (not by a helper that may scale it),
+    // with history and no scaling anywhere in it.
+    NodeId site = f.reachingAssignment(subject);
+    if (site == kNone || !f.within(site, loop) || m.stmt(site).kind != StmtKind::Assign) return;
+    NodeId value = m.stmt(site).value;
+    const ValueFact& v = f.value(value);
+    if (v.history != Tri::Yes || v.origin == kNone || !(f.isForwardCall(v.origin) || f.isLossCall(v.origin))) return;
+    if (isScaled(f, value)) return;
     for (NodeId t : f.statementsOf(m.stmt(s).function)) {
-      if (!f.within(t, loop) || m.stmt(t).span.begin >= m.stmt(s).span.begin) continue;
       const Stmt& ts = m.stmt(t);
-      if (ts.kind == StmtKind::AugAssign && f.pathKey(ts.target) == name && (ts.op == "/=" || ts.op == "//=")) return;
-      if (ts.kind == StmtKind::Assign)
-        for (NodeId target : items(m, ts.targets))
-          if (m.expr(target).kind == ExprKind::Name && m.expr(target).text == name) value = ts.value;
+      if (!f.within(t, loop) || ts.kind != StmtKind::AugAssign || f.pathKey(ts.target) != name) continue;
+      if (ts.op == "/=" || ts.op == "//=" || ts.op == "*=") return;
     }
-    if (value == kNone || f.value(value).history != Tri::Yes || hasDivision(m, value)) return;
+    if (rescalesGradients(f, guard)) return;
     std::string kText(m.textOf(k));
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   "gradients are accumulated over `" + kText + "` steps but `" + std::string(name) +
                                       "` is not divided by it: each optimizer step sees the summed, not the mean, gradient");
+    finding.note(m.stmt(site).span, "the loss is computed here, unscaled");
+    finding.note(f.headerSpan(guard), "the optimizer steps only every `" + kText + "` iterations here");
     Edit edit;
     std::string divisor = m.expr(k).kind == ExprKind::Name || m.expr(k).kind == ExprKind::Attribute || m.expr(k).kind == ExprKind::Number
                               ? kText : "(" + kText + ")";
-    if (!insertStatementBefore(m, s, statementText(m, std::string(name) + " = " + std::string(name) + " / " + divisor), edit)) return;
-    finding.hasFix = true;
-    finding.fix.applicability = Applicability::Unsafe;
-    finding.fix.message = "Divide the loss: `" + std::string(name) + " = " + std::string(name) + " / " + divisor + "`";
-    finding.fix.edits.push_back(edit);
+    std::string fix = std::string(name) + " = " + std::string(name) + " / " + divisor;
+    if (!insertStatementBefore(m, s, statementText(m, fix), edit)) {
+      finding.withFix(Applicability::DisplayOnly, "Divide the loss: `" + fix + "`");
+      return;
+    }
+    finding.withFix(Applicability::Unsafe, "Divide the loss: `" + fix + "`", {edit});
   }
 };
 

@@ -43,33 +43,6 @@ cleared or assigned anywhere in it, and in Lightning modules (the framework clea
 )doc",
 };
 
-/// Anything in the file that clears or overwrites gradients.
-bool fileClearsGradients(const Module& m) {
-  for (const auto& [local, full] : m.imports) {
-    std::string_view root = std::string_view(full).substr(0, full.find('.'));
-    if (root == "lightning" || root == "pytorch_lightning") return true;
-  }
-  for (NodeId e = 0; e < m.exprs.size(); ++e) {
-    const Expr& x = m.expr(e);
-    if (x.kind == ExprKind::Call) {
-      std::string_view meth = methodName(m, e);
-      if (meth == "zero_grad" || meth == "clear_grad" || meth == "zero_grads") return true;
-      if (meth == "zero_" || meth == "detach_") {
-        std::string_view t = m.textOf(receiverOf(m, e));
-        if (t.find("grad") != std::string_view::npos) return true;
-      }
-      std::string_view callee = calleeName(m, e);
-      if (callee.find("zero_grad") != std::string_view::npos) return true;
-    }
-  }
-  for (const Stmt& st : m.stmts) {
-    if (st.kind != StmtKind::Assign) continue;
-    for (NodeId t : items(m, st.targets))
-      if (m.expr(t).kind == ExprKind::Attribute && m.expr(t).text == "grad") return true;  // `p.grad = None` / `= g`
-  }
-  return false;
-}
-
 class Oom304 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
@@ -79,18 +52,17 @@ class Oom304 final : public Rule {
     if (!f.isOptimizerStep(call)) return;
     if (methodName(m, receiverOf(m, call)) == "scale") return;
     NodeId s = m.expr(call).stmt;
-    NodeId loop = f.enclosingLoop(s);
     // The outermost loop around the step that runs a backward.
     NodeId trainLoop = kNone;
-    for (NodeId l = loop; l != kNone; l = f.enclosingLoop(l))
+    for (NodeId l = f.enclosingLoop(s); l != kNone; l = f.enclosingLoop(l))
       if (f.reachesBackward(l)) trainLoop = l;
     if (trainLoop == kNone) return;
-    if (fileClearsGradients(m)) return;
+    if (f.clearsGradients()) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   "the optimizer steps every iteration but nothing clears the gradients, so each step applies "
                                   "the sum of all gradients so far");
-    finding.hasFix = true;
-    finding.fix = Fix{Applicability::DisplayOnly, "Call `optimizer.zero_grad()` before each forward", {}};
+    noteLoop(finding, f, trainLoop);
+    finding.withFix(Applicability::DisplayOnly, "Call `optimizer.zero_grad()` before each forward");
   }
 };
 

@@ -46,10 +46,6 @@ Reproduce with `oomlint-probe OOM305`.
 )doc",
 };
 
-bool startsWithPath(std::string_view path, std::string_view root) {
-  return path == root || (path.size() > root.size() && path.substr(0, root.size()) == root && path[root.size()] == '.');
-}
-
 /// Root path of the module whose parameters `e` lists: `model` for `model.backbone.parameters()`.
 std::string_view paramsOwner(const Facts& f, NodeId e) {
   const Module& m = f.module();
@@ -74,56 +70,21 @@ class Oom305 final : public Rule {
     std::string_view owner = paramsOwner(f, params);
     if (owner.empty() || methodName(m, params) != "parameters") return;
     NodeId s = m.expr(call).stmt;
-    if (!frozenBefore(f, m.stmt(s).function, owner, m.stmt(s).span.begin)) return;
+    // The last write to requires_grad wins: a freeze undone before the optimizer is no freeze.
+    NodeId frozenAt = f.frozenPartBefore(m.stmt(s).function, owner, m.stmt(s).span.begin);
+    if (frozenAt == kNone) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   "some parameters of `" + std::string(owner) +
                                       "` are frozen but the optimizer gets all of them (Adam keeps no state for them: ~0 bytes)");
-    finding.hasFix = true;
-    finding.fix.applicability = Applicability::Safe;
-    finding.fix.message = "Pass only trainable parameters";
+    finding.note(f.headerSpan(frozenAt), "parameters of `" + std::string(owner) + "` are frozen here");
     if (m.lang == Lang::Cpp) {
-      finding.fix.applicability = Applicability::DisplayOnly;
-      finding.fix.message = "Pass only the parameters with requires_grad() to the optimizer";
+      finding.withFix(Applicability::DisplayOnly, "Pass only the parameters with requires_grad() to the optimizer");
       return;
     }
-    finding.fix.edits.push_back(replaceExpr(m, params, "filter(lambda p: p.requires_grad, " + std::string(m.textOf(params)) + ")"));
-  }
-
- private:
-  static bool frozenBefore(const Facts& f, uint32_t fn, std::string_view owner, uint32_t before) {
-    const Module& m = f.module();
-    for (NodeId s : f.statementsOf(fn)) {
-      const Stmt& st = m.stmt(s);
-      if (st.span.begin >= before) break;
-      // `X.requires_grad = False` with X under owner, or a loop variable over owner's parameters.
-      if (st.kind == StmtKind::Assign && isFalseLiteral(m, st.value)) {
-        for (NodeId t : items(m, st.targets)) {
-          const Expr& te = m.expr(t);
-          if (te.kind != ExprKind::Attribute || te.text != "requires_grad") continue;
-          std::string_view base = f.pathKey(te.lhs);
-          if (startsWithPath(base, owner) || loopVariableOverParams(f, s, base, owner)) return true;
-        }
-      }
-      if (st.kind == StmtKind::Expr && (methodName(m, st.value) == "requires_grad_" || methodName(m, st.value) == "set_requires_grad") &&
-          isFalseLiteral(m, positionalArg(m, st.value, 0))) {
-        std::string_view base = f.pathKey(receiverOf(m, st.value));
-        if (startsWithPath(base, owner) || loopVariableOverParams(f, s, base, owner)) return true;
-      }
-    }
-    return false;
-  }
-
-  /// `for p in owner.x.parameters(): p.requires_grad = False` (also named_parameters).
-  static bool loopVariableOverParams(const Facts& f, NodeId s, std::string_view var, std::string_view owner) {
-    const Module& m = f.module();
-    for (NodeId l = f.enclosingLoop(s); l != kNone; l = f.enclosingLoop(l)) {
-      const Stmt& loop = m.stmt(l);
-      if (loop.kind != StmtKind::For) continue;
-      std::string_view over = paramsOwner(f, loop.value);
-      if (over.empty() || !startsWithPath(over, owner)) continue;
-      if (mentions(m, loop.target, var)) return true;
-    }
-    return false;
+    // Safe only while the frozen parameters stay frozen: a later unfreeze would not be trained.
+    bool later = f.unfrozenAfter(owner, m.stmt(s).span.begin);
+    finding.withFix(later ? Applicability::Unsafe : Applicability::Safe, "Pass only trainable parameters",
+                    {replaceExpr(m, params, "filter(lambda p: p.requires_grad, " + std::string(m.textOf(params)) + ")")});
   }
 };
 

@@ -1,4 +1,5 @@
 // OOM401 materialized-attention
+#include <algorithm>
 #include <vector>
 
 #include "rules/common.h"
@@ -57,18 +58,6 @@ for `block with scaled_dot_product_attention`. Reproduce with `oomlint-probe OOM
 )doc",
 };
 
-/// Ids of the subtree of `e` (stored children first, so a contiguous run ending at `e`).
-template <typename Fn>
-void forSubtree(const Module& m, NodeId e, Fn&& fn) {
-  if (e == kNone) return;
-  const Span& sp = m.expr(e).span;
-  for (NodeId x = e + 1; x-- > 0;) {
-    const Expr& ex = m.expr(x);
-    if (ex.span.begin < sp.begin || ex.span.end > sp.end) break;
-    fn(x);
-  }
-}
-
 bool isMatmul(const Module& m, NodeId e) {
   const Expr& x = m.expr(e);
   if (x.kind == ExprKind::BinOp) return x.text == "@";
@@ -79,31 +68,18 @@ bool isMatmul(const Module& m, NodeId e) {
   return c.empty() && (meth == "matmul" || meth == "bmm");
 }
 
-bool hasTransposedMatmul(const Module& m, NodeId e) {
-  bool found = false;
-  forSubtree(m, e, [&](NodeId x) {
-    if (found || !isMatmul(m, x)) return;
-    std::string_view t = m.textOf(x);
-    if (t.find("transpose(") != std::string_view::npos || t.find(".mT") != std::string_view::npos ||
-        t.find(".T") != std::string_view::npos || t.find("permute(") != std::string_view::npos ||
-        t.find("einsum") != std::string_view::npos)
-      found = true;
-  });
-  return found;
-}
-
-/// The value most recently assigned to Name `name` before `before` in function `fn`.
-NodeId reachingValue(const Facts& f, uint32_t fn, std::string_view name, uint32_t before) {
+/// A fused attention kernel this function can also run (`if self.fused_attn: sdpa(...) else: ...`):
+/// the hand-written path is its fallback, kept on purpose.
+bool offersFusedAttention(const Facts& f, uint32_t fn) {
   const Module& m = f.module();
-  NodeId best = kNone;
-  for (NodeId s : f.statementsOf(fn)) {
-    const Stmt& st = m.stmt(s);
-    if (st.span.begin >= before) break;
-    if (st.kind != StmtKind::Assign || st.value == kNone) continue;
-    for (NodeId t : items(m, st.targets))
-      if (m.expr(t).kind == ExprKind::Name && m.expr(t).text == name) best = st.value;
-  }
-  return best;
+  for (NodeId s : f.statementsOf(fn))
+    for (NodeId c : f.callsOf(s)) {
+      std::string_view name = calleeName(m, c);
+      if (name == "scaled_dot_product_attention" || name == "flash_attn_func" || name == "flash_attn_varlen_func" ||
+          name == "flash_attn_qkvpacked_func" || name == "memory_efficient_attention" || name == "flex_attention")
+        return true;
+    }
+  return false;
 }
 
 class Oom401 final : public Rule {
@@ -113,87 +89,101 @@ class Oom401 final : public Rule {
   void onCall(Context& ctx, NodeId call) const override {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
-    const std::string& canon = m.canonical(call);
-    NodeId scores = kNone;
-    if (canon == "torch.softmax" || canon == "torch.nn.functional.softmax" || canon == "torch.special.softmax")
-      scores = positionalArg(m, call, 0);
-    else if (canon.empty() && methodName(m, call) == "softmax")
-      scores = receiverOf(m, call);
+    NodeId scores = f.softmaxInput(call);
     if (scores == kNone) return;
     NodeId s = m.expr(call).stmt;
+    if (f.unreachable(s)) return;
     uint32_t fn = m.stmt(s).function;
-    if (!scoresFromTransposedMatmul(f, fn, scores, m.stmt(s).span.begin)) return;
-    if (!probabilitiesMultiplyValues(f, fn, s, call)) return;
+    if (offersFusedAttention(f, fn)) return;
+    NodeId product = scoresProduct(f, scores);
+    if (product == kNone) return;
+    NodeId consumer = probabilitiesMultiplyValues(f, fn, s, call);
+    if (consumer == kNone) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
-               "hand-written attention materialises the score and probability matrices (quadratic in sequence "
-               "length) and saves them for backward");
-        finding.hasFix = true;
-        finding.fix = Fix{Applicability::DisplayOnly,
-                   m.lang == Lang::Python ? "Use `F.scaled_dot_product_attention(q, k, v, ...)`"
-                                          : "Use `torch::scaled_dot_product_attention(q, k, v, ...)`",
-                   {}};
+                                  "hand-written attention materialises the score and probability matrices (quadratic in sequence "
+                                  "length) and saves them for backward");
+    finding.note(m.expr(product).span, "the scores contract q and k over the head dimension here: an L×S map per head");
+    finding.note(m.expr(consumer).span, "the probabilities multiply the values here");
+    finding.withFix(Applicability::DisplayOnly, m.lang == Lang::Python ? "Use `F.scaled_dot_product_attention(q, k, v, ...)`"
+                                                                        : "Use `torch::scaled_dot_product_attention(q, k, v, ...)`");
   }
 
  private:
-  static bool scoresFromTransposedMatmul(const Facts& f, uint32_t fn, NodeId e, uint32_t before) {
+  /// The matmul that made the scores: in the expression itself or, through the names it reads,
+  /// in the values they were assigned (`scores = q @ k.mT; scores = scores + bias`). kNone unless
+  /// it contracts the feature axis into an L×S map.
+  static NodeId scoresProduct(const Facts& f, NodeId e) {
     const Module& m = f.module();
-    for (int depth = 0; depth < 6 && e != kNone; ++depth) {
-      if (hasTransposedMatmul(m, e)) return true;
-      // Follow a name to its assignment: `scores = scores / scale` chains back to the matmul.
-      NodeId name = kNone;
-      forSubtree(m, e, [&](NodeId x) {
-        if (name == kNone && m.expr(x).kind == ExprKind::Name && m.expr(x).canonical == 0) {
-          NodeId v = reachingValue(f, fn, m.expr(x).text, before);
-          if (v != kNone) name = x;
+    std::vector<NodeId> work{e};
+    std::vector<NodeId> seen;
+    for (size_t i = 0; i < work.size() && i < 24; ++i) {
+      NodeId cur = work[i];
+      NodeId found = kNone;
+      bool channel = false;
+      f.forSubtree(cur, [&](NodeId x) {
+        if (found != kNone || !isMatmul(m, x)) return;
+        Tri c = f.contractsFeatureAxis(x);
+        if (c == Tri::Yes) found = x;
+        if (c == Tri::No) channel = true;
+      });
+      if (found != kNone) return found;
+      if (channel) return kNone;
+      std::vector<NodeId> defs;
+      f.forSubtree(cur, [&](NodeId x) {
+        if (m.expr(x).kind != ExprKind::Name || m.expr(x).canonical != 0) return;
+        f.definitionsOf(x, defs);
+        for (NodeId site : defs) {
+          NodeId v = m.stmt(site).value;
+          if (v == kNone || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+          seen.push_back(v);
+          work.push_back(v);
         }
       });
-      if (name == kNone) return false;
-      NodeId v = reachingValue(f, fn, m.expr(name).text, before);
-      before = m.stmt(m.expr(v).stmt).span.begin;
-      e = v;
     }
-    return false;
+    return kNone;
   }
 
   /// The softmax output reaches a matmul (directly or through dropout / renaming), and is not
-  /// returned or stored (then the probabilities are wanted and a fused kernel cannot replace this).
-  static bool probabilitiesMultiplyValues(const Facts& f, uint32_t fn, NodeId s, NodeId softmax) {
+  /// returned or stored (then the probabilities are wanted and a fused kernel cannot replace
+  /// this). Returns that matmul, or kNone.
+  static NodeId probabilitiesMultiplyValues(const Facts& f, uint32_t fn, NodeId s, NodeId softmax) {
     const Module& m = f.module();
     const Stmt& st = m.stmt(s);
     // `softmax(...) @ v` in one expression.
     if (st.value != kNone) {
-      bool direct = false;
-      forSubtree(m, st.value, [&](NodeId x) {
+      NodeId direct = kNone;
+      const Span& ss = m.expr(softmax).span;
+      f.forSubtree(st.value, [&](NodeId x) {
         const Span& xs = m.expr(x).span;
-        const Span& ss = m.expr(softmax).span;
-        if (isMatmul(m, x) && xs.begin <= ss.begin && xs.end >= ss.end && x != softmax && !hasTransposedMatmulOnly(m, x, softmax))
-          direct = true;
+        bool inside = xs.begin >= ss.begin && xs.end <= ss.end;
+        if (direct == kNone && isMatmul(m, x) && xs.begin <= ss.begin && xs.end >= ss.end && x != softmax && !inside) direct = x;
       });
-      if (direct) return true;
+      if (direct != kNone) return direct;
     }
-    if (st.kind != StmtKind::Assign || st.target == kNone || m.expr(st.target).kind != ExprKind::Name) return false;
+    if (st.kind != StmtKind::Assign || st.target == kNone || m.expr(st.target).kind != ExprKind::Name) return kNone;
     std::vector<std::string_view> aliases{m.expr(st.target).text};
-    bool multiplied = false;
+    NodeId multiplied = kNone;
     for (NodeId t : f.statementsOf(fn)) {
       const Stmt& ts = m.stmt(t);
       if (ts.span.begin <= st.span.begin) continue;
       bool uses = false;
       for (std::string_view a : aliases)
-        if ((ts.value != kNone && mentions(m, ts.value, a)) || (ts.kind == StmtKind::Return && mentions(m, ts.value, a)))
-          uses = true;
+        if (ts.value != kNone && f.mentionsPath(ts.value, a)) uses = true;
       if (!uses) continue;
-      if (ts.kind == StmtKind::Return && returnsItself(m, ts.value, aliases)) return false;  // probabilities are wanted
-      if (ts.kind == StmtKind::Assign && ts.target != kNone && m.expr(ts.target).kind == ExprKind::Attribute) return false;
-      if (ts.kind == StmtKind::Expr && (methodName(m, ts.value) == "append" || methodName(m, ts.value) == "extend")) return false;
-      bool mm = false;
-      forSubtree(m, ts.value, [&](NodeId x) {
-        if (!isMatmul(m, x)) return;
+      if (ts.kind == StmtKind::Return && returnsItself(m, ts.value, aliases)) return kNone;  // probabilities are wanted
+      if (ts.kind == StmtKind::Assign && ts.target != kNone && m.expr(ts.target).kind == ExprKind::Attribute) return kNone;
+      if (ts.kind == StmtKind::Expr && (methodName(m, ts.value) == "append" || methodName(m, ts.value) == "extend")) return kNone;
+      NodeId mm = kNone;
+      f.forSubtree(ts.value, [&](NodeId x) {
+        if (mm != kNone || !isMatmul(m, x)) return;
         for (std::string_view a : aliases)
-          if (mentions(m, x, a)) mm = true;
+          if (f.mentionsPath(x, a)) mm = x;
       });
-      if (mm) multiplied = true;
-      else if (ts.kind == StmtKind::Assign && ts.target != kNone && m.expr(ts.target).kind == ExprKind::Name)
+      if (mm != kNone) {
+        if (multiplied == kNone) multiplied = mm;
+      } else if (ts.kind == StmtKind::Assign && ts.target != kNone && m.expr(ts.target).kind == ExprKind::Name) {
         aliases.push_back(m.expr(ts.target).text);  // `attn = dropout(attn)`
+      }
     }
     return multiplied;
   }
@@ -214,13 +204,6 @@ class Oom401 final : public Rule {
       for (const Arg& a : argsOf(m, v))
         if (isAlias(a.value)) return true;
     return false;
-  }
-
-  /// True when matmul `x` is the scores product inside the softmax rather than a consumer of it.
-  static bool hasTransposedMatmulOnly(const Module& m, NodeId x, NodeId softmax) {
-    const Span& xs = m.expr(x).span;
-    const Span& ss = m.expr(softmax).span;
-    return xs.begin >= ss.begin && xs.end <= ss.end;
   }
 };
 

@@ -64,18 +64,17 @@ class Oom501 final : public Rule {
     if (canon != "torch.cuda.empty_cache" && canon != "torch.cuda.memory.empty_cache") return;
     NodeId s = m.expr(call).stmt;
     NodeId loop = f.enclosingLoop(s);
-    if (loop == kNone || f.loopRole(loop) == 0) return;
+    // A training, evaluation or data loop that really repeats (a body that returns or breaks at
+    // its top level runs once; loops over trackers or files have no role).
+    if (loop == kNone || f.loopRole(loop) == 0 || f.runsOnce(loop)) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   "`empty_cache()` in a loop frees no memory live tensors use and forces the allocator "
                                   "to cudaMalloc the same blocks again next iteration");
+    noteLoop(finding, f, loop);
     const Stmt& st = m.stmt(s);
-    if (st.kind != StmtKind::Expr || st.value != call) return;
     Edit edit;
-    if (!removeStatement(m, s, edit)) return;
-    finding.hasFix = true;
-    finding.fix.applicability = Applicability::Unsafe;
-    finding.fix.message = "Remove the call";
-    finding.fix.edits.push_back(edit);
+    if (st.kind != StmtKind::Expr || st.value != call || !removeStatement(m, s, edit)) return;
+    finding.withFix(Applicability::Unsafe, "Remove the call", {edit});
   }
 };
 

@@ -48,23 +48,35 @@ class Oom505 final : public Rule {
   void onCall(Context& ctx, NodeId call) const override {
     const Module& m = ctx.module();
     if (!isDataLoaderCall(m, call) || !isTrueLiteral(m, keywordArg(m, call, "pin_memory"))) return;
-    bool distributed = m.source.find("LOCAL_RANK") != std::string::npos || m.source.find("local_rank") != std::string::npos;
     for (const auto& [local, full] : m.imports) {
       std::string_view root = std::string_view(full).substr(0, full.find('.'));
       if (root == "accelerate" || root == "lightning" || root == "pytorch_lightning" || root == "deepspeed") return;
     }
+    // Distributed: it starts a process group or reads its rank from the launcher's environment.
+    NodeId evidence = kNone;
     for (NodeId e = 0; e < m.exprs.size(); ++e) {
-      if (m.expr(e).kind != ExprKind::Call) continue;
+      const Expr& x = m.expr(e);
+      if (x.kind == ExprKind::String && (x.text.find("\"LOCAL_RANK\"") != std::string_view::npos ||
+                                         x.text.find("'LOCAL_RANK'") != std::string_view::npos)) {
+        if (evidence == kNone) evidence = e;
+        continue;
+      }
+      if (x.kind != ExprKind::Call) continue;
       const std::string& c = m.canonical(e);
-      if (c == "torch.cuda.set_device" || c == "torch.cuda.device") return;
-      if (c == "torch.distributed.init_process_group") distributed = true;
+      if (c == "torch.cuda.set_device" || c == "torch.cuda.device" || c == "torch.accelerator.set_device_index" ||
+          c == "torch.accelerator.set_device")
+        return;
+      if (c == "torch.distributed.init_process_group") {
+        if (keywordArg(m, e, "device_id") != kNone) return;  // binds the process to its device
+        evidence = e;
+      }
     }
-    if (!distributed) return;
+    if (evidence == kNone) return;
     Finding& f = ctx.report(kInfo, m.expr(call).span,
                             "`pin_memory=True` in a distributed program that never calls `torch.cuda.set_device`: every "
                             "rank's pinning thread creates a CUDA context on GPU 0");
-    f.hasFix = true;
-    f.fix = Fix{Applicability::DisplayOnly, "Call `torch.cuda.set_device(local_rank)` at start-up", {}};
+    f.note(m.expr(evidence).span, "the program is distributed: it starts a process group or reads its rank here");
+    f.withFix(Applicability::DisplayOnly, "Call `torch.cuda.set_device(local_rank)` at start-up");
   }
 };
 

@@ -69,8 +69,29 @@ bool catchesOom(const Module& m, const Handler& h) {
 
 bool isHousekeeping(std::string_view callee) {
   for (std::string_view k : {"print", "str", "repr", "len", "isinstance", "empty_cache", "collect", "warn", "warning", "info",
-                             "debug", "error", "log", "exception", "format", "synchronize", "reset_peak_memory_stats", "zero_grad"})
+                             "debug", "error", "log", "exception", "format", "synchronize", "reset_peak_memory_stats", "zero_grad",
+                             "barrier", "sleep", "exit", "append", "update", "save", "flush", "close", "sync", "item"})
     if (callee == k) return true;
+  return false;
+}
+
+/// The call retries the failed work: a forward, a backward or an optimizer step, or a second call
+/// of something the `try` block ran that (as far as this file shows) does one of those. A
+/// function of this file that only synchronises or logs is housekeeping, not a retry.
+bool isRetry(const Facts& f, NodeId call, const std::vector<NodeId>& tried) {
+  const Module& m = f.module();
+  if (f.isForwardCall(call) || f.isOptimizerStep(call) || f.isBackwardCall(call)) return true;
+  if (isHousekeeping(calleeName(m, call)) || m.expr(m.expr(call).lhs).kind == ExprKind::Lambda) return false;
+  std::string_view callee = f.pathKey(m.expr(call).lhs);
+  if (callee.empty()) return false;
+  bool again = false;
+  for (NodeId t : tried)
+    if (f.pathKey(m.expr(t).lhs) == callee) again = true;
+  if (!again) return false;
+  const std::vector<uint32_t>& targets = f.callTargets(call);
+  if (targets.empty()) return true;  // the same unknown step, run again
+  for (uint32_t t : targets)
+    if (f.summary(t).events & (event::kForward | event::kLoss | event::kUpdate)) return true;
   return false;
 }
 
@@ -86,29 +107,25 @@ class Oom506 final : public Rule {
       const Handler& h = m.handlers[st.firstHandler + i];
       if (!catchesOom(m, h)) continue;
       // What the try block ran.
-      std::vector<std::string_view> tried;
-      for (NodeId body : items(m, st.body))
-        for (NodeId t : f.statementsOf(st.function))
+      std::vector<NodeId> tried;
+      for (NodeId t : f.statementsOf(st.function))
+        for (NodeId body : items(m, st.body))
           if (f.within(t, body))
-            for (NodeId c : f.callsOf(t)) tried.push_back(m.textOf(m.expr(c).lhs));
-      for (NodeId body : items(m, h.body)) {
-        for (NodeId t : f.statementsOf(st.function)) {
-          if (!f.within(t, body)) continue;
-          for (NodeId c : f.callsOf(t)) {
-            std::string_view callee = m.textOf(m.expr(c).lhs);
-            if (isHousekeeping(calleeName(m, c)) || m.expr(m.expr(c).lhs).kind == ExprKind::Lambda) continue;
-            bool retry = f.isForwardCall(c);
-            for (std::string_view t2 : tried)
-              if (t2 == callee && !isHousekeeping(calleeName(m, c))) retry = true;
-            if (!retry) continue;
-            Finding& fd = ctx.report(kInfo, m.expr(c).span,
-                                     ticked(brief(m, m.expr(c).lhs, 30) + "(...)") +
-                                         " retries inside the out-of-memory handler, where the traceback still holds "
-                                         "the failed step's tensors");
-            fd.hasFix = true;
-            fd.fix = Fix{Applicability::DisplayOnly, "Set a flag in the except block and retry after it", {}};
-            return;
-          }
+            for (NodeId c : f.callsOf(t)) tried.push_back(c);
+      for (NodeId t : f.statementsOf(st.function)) {
+        bool inHandler = false;
+        for (NodeId body : items(m, h.body))
+          if (f.within(t, body)) inHandler = true;
+        if (!inHandler) continue;
+        for (NodeId c : f.callsOf(t)) {
+          if (!isRetry(f, c, tried)) continue;
+          Finding& fd = ctx.report(kInfo, m.expr(c).span,
+                                   ticked(brief(m, m.expr(c).lhs, 30) + "(...)") +
+                                       " retries inside the out-of-memory handler, where the traceback still holds "
+                                       "the failed step's tensors");
+          fd.note(f.firstLine(h.span), "the out-of-memory error is caught here; its traceback lives until the handler ends");
+          fd.withFix(Applicability::DisplayOnly, "Set a flag in the except block and retry after it");
+          return;
         }
       }
     }

@@ -48,23 +48,22 @@ class Oom701 final : public Rule {
     const Module& m = ctx.module();
     const std::string& c = m.canonical(call);
     if (!isDeprecatedAmp(c)) return;
+    // The fallback branch of a version or API test exists to call the old API on old PyTorch.
+    if (ctx.facts().versionGated(m.expr(call).stmt)) return;
     bool scaler = c == "torch.cuda.amp.GradScaler";
     std::string device = c.rfind("torch.cpu.", 0) == 0 ? "cpu" : "cuda";
     std::string target = scaler ? "torch.amp.GradScaler" : "torch.autocast";
     std::string local = localName(m, target);
     std::string shown = (local.empty() ? target : local) + "(\"" + device + "\", ...)";
     Finding& f = ctx.report(kInfo, m.expr(call).span, ticked(c) + " is deprecated; use `" + shown + "`");
-    f.hasFix = true;
-    f.fix.applicability = Applicability::DisplayOnly;
-    f.fix.message = "Use `" + shown + "`";
+    f.withFix(Applicability::DisplayOnly, "Use `" + shown + "`");
     if (local.empty()) return;
     if (!scaler && positionalArg(m, call, 0) != kNone) return;  // `autocast(True)` would shift into dtype
     if (keywordArg(m, call, "device_type") != kNone || keywordArg(m, call, "device") != kNone) return;
     Edit callee = replaceExpr(m, m.expr(call).lhs, local);
     Edit arg;
     if (!insertArgument(m, call, "\"" + device + "\"", true, arg)) return;
-    f.fix.applicability = Applicability::Safe;
-    f.fix.edits = {callee, arg};
+    f.withFix(Applicability::Safe, "Use `" + shown + "`", {callee, arg});
   }
 };
 

@@ -37,10 +37,26 @@ Display only.
 
 bool guardedByModulo(const Facts& f, NodeId s, NodeId outer) {
   const Module& m = f.module();
-  for (NodeId p = m.stmt(s).parent; p != kNone && p != outer; p = m.stmt(p).parent)
-    if (m.stmt(p).kind == StmtKind::If && m.stmt(p).value != kNone && m.textOf(m.stmt(p).value).find('%') != std::string_view::npos)
-      return true;
+  for (NodeId p = m.stmt(s).parent; p != kNone && p != outer; p = m.stmt(p).parent) {
+    if (m.stmt(p).kind != StmtKind::If || m.stmt(p).value == kNone) continue;
+    bool modulo = false;
+    f.forSubtree(m.stmt(p).value, [&](NodeId x) {
+      if (m.expr(x).kind == ExprKind::BinOp && m.expr(x).text == "%") modulo = true;
+    });
+    if (modulo) return true;
+  }
   return false;
+}
+
+/// The function is one training step: it reaches an update and holds no training loop of its own
+/// (a parameter loop after a function's own training loop runs once, not per step).
+bool isStepFunction(const Facts& f, uint32_t fn) {
+  if (!f.functionReachesUpdate(fn)) return false;
+  for (NodeId s : f.statementsOf(fn)) {
+    StmtKind k = f.module().stmt(s).kind;
+    if ((k == StmtKind::For || k == StmtKind::While) && (f.loopRole(s) & loop_role::kTraining)) return false;
+  }
+  return true;
 }
 
 class Oom801 final : public Rule {
@@ -66,21 +82,20 @@ class Oom801 final : public Rule {
       std::string_view it = methodName(m, iter);
       if (it != "parameters" && it != "named_parameters") continue;
       bool uses = false;
-      const Expr& target = m.expr(loop.target);
-      if (target.kind == ExprKind::Name) uses = mentions(m, subject, target.text);
-      else
-        for (const Arg& a : argsOf(m, target))
-          if (m.expr(a.value).kind == ExprKind::Name && mentions(m, subject, m.expr(a.value).text)) uses = true;
-      if (!uses) return;
-      // Runs every training step: inside a training loop, or in a step function that trains.
+      f.forSubtree(loop.target, [&](NodeId x) {
+        if (m.expr(x).kind == ExprKind::Name && f.mentionsPath(subject, m.expr(x).text)) uses = true;
+      });
+      if (!uses || f.runsOnce(l)) return;
+      // Runs every training step: inside a training loop, or in a step function.
       NodeId outer = f.enclosingLoop(l);
       bool perStep = (outer != kNone && (f.loopRole(outer) & loop_role::kTraining)) ||
-                     (outer == kNone && f.functionReachesUpdate(loop.function));
+                     (outer == kNone && isStepFunction(f, loop.function));
       if (!perStep || guardedByModulo(f, s, outer)) return;
       Finding& fd = ctx.report(kInfo, m.expr(call).span,
                                ticked(meth.empty() ? "float" : meth) + " on every parameter each step: one device synchronisation per parameter tensor");
-      fd.hasFix = true;
-      fd.fix = Fix{Applicability::DisplayOnly, "Reduce on the device and sync once, or log every N steps", {}};
+      fd.note(f.headerSpan(l), "this loop walks the parameters");
+      if (outer != kNone) noteLoop(fd, f, outer);
+      fd.withFix(Applicability::DisplayOnly, "Reduce on the device and sync once, or log every N steps");
       return;
     }
   }

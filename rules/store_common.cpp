@@ -11,6 +11,24 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
     std::string_view meth = methodName(m, st.value);
     NodeId recv = receiverOf(m, st.value);
     if (recv == kNone) return false;
+    const std::vector<uint32_t>& targets = f.callTargets(st.value);
+    if (!targets.empty()) {
+      const Summary& sum = f.summary(targets.front());
+      const Function& fn = m.functions[targets.front()];
+      if (fn.cls < 0 || !isTrackable(m, recv)) return false;
+      for (uint32_t i = 1; i < fn.paramCount && i < 32; ++i) {
+        if (!(sum.storesParam & (1u << i))) continue;
+        NodeId arg = keywordArg(m, st.value, m.params[fn.firstParam + i].name);
+        if (arg == kNone) arg = positionalArg(m, st.value, i - 1);
+        if (arg == kNone) continue;
+        out.value = arg;
+        out.container = recv;
+        out.reportAt = st.value;
+        out.storedAt = sum.accumulateAt;
+        return true;
+      }
+      return false;
+    }
     if (meth == "append") out.value = positionalArg(m, st.value, 0);
     else if (meth == "insert") out.value = positionalArg(m, st.value, 1);
     else return false;
@@ -75,9 +93,9 @@ NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansInte
   std::string_view key = f.pathKey(root);
   if (key.empty()) return kNone;
   uint32_t fn = m.stmt(st.stmt).function;
-  if (flowsToBackward(f, fn, key)) return kNone;
+  if (f.flowsToBackward(fn, key)) return kNone;
   bool trainsOrEvaluates = (role & (loop_role::kTraining | loop_role::kEval)) != 0;
-  if (returnedMeansIntended && !trainsOrEvaluates && isReturned(f, fn, key)) return kNone;
+  if (returnedMeansIntended && !trainsOrEvaluates && f.isReturned(fn, key)) return kNone;
   return loop;
 }
 

@@ -13,9 +13,12 @@ struct Store {
   NodeId reportAt = kNone;   // expression whose span is reported (call or statement)
   bool attribute = false;    // `self.x = v`
   bool concat = false;       // `acc = torch.cat([acc, v])`
+  NodeId storedAt = kNone;   // a method of this file that stores its argument: the statement that does
 };
 
-/// Recognises a store at statement `s`; fills `out` and returns true.
+/// Recognises a store at statement `s`; fills `out` and returns true. Besides the direct shapes,
+/// a call of a method of this file whose summary says it stores an argument into its object
+/// (`recorder.log(loss)` where `log` appends to `self.history`).
 bool recognizeStore(const Facts& f, NodeId s, Store& out);
 
 /// The store happens in a loop of some role whose iteration the container outlives, and the

@@ -38,7 +38,7 @@ std::string dump(const Module& m) {
     << m.truncatedDepth << '\n';
   for (const Expr& x : m.exprs) {
     o << "E" << int(x.kind) << ' ' << spanText(x.span) << " '" << x.text << "' " << x.lhs << ' ' << x.rhs << " ("
-      << m.names[x.canonical] << ") f" << x.function << " o" << x.owner << " s" << x.stmt << " h" << int(x.hint) << " a";
+      << m.names[x.canonical] << ") f" << x.function << " o" << x.owner << " s" << x.stmt << " h" << int(x.hint) << " sh" << int(x.shape) << " a";
     for (const Arg& a : argsOf(m, x)) o << a.keyword << '=' << a.value << ',';
     o << '\n';
   }

@@ -29,6 +29,9 @@ std::string_view internCode(const std::string& code) {
   return r ? r->info().code : std::string_view{};
 }
 
+/// The release and the layout of an entry: a cache written by another build is discarded.
+const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache2";
+
 json spanJson(const Span& s) { return json::array({s.begin, s.end, s.line, s.col, s.endLine, s.endCol}); }
 Span spanFrom(const json& j) {
   Span s;
@@ -60,7 +63,11 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
   ss << in.rdbuf();
   json doc = json::parse(ss.str(), nullptr, false);
   try {
-    if (doc.is_discarded() || !doc.is_object() || doc.value("version", "") != OOMLINT_VERSION) throw std::runtime_error("format");
+    if (doc.is_discarded() || !doc.is_object()) throw std::runtime_error("format");
+    if (doc.value("version", "") != kCacheVersion) {
+      dirty_ = true;  // written by another build of oomlint: start afresh, silently
+      return;
+    }
     for (const auto& [path, e] : doc.at("files").items()) {
       Entry entry;
       entry.selection = e.at("selection");
@@ -83,6 +90,8 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
           fd.fix.message = x.at("message");
           for (const json& ed : x.at("edits")) fd.fix.edits.push_back(Edit{ed.at(0), ed.at(1), ed.at(2)});
         }
+        if (f.contains("related"))
+          for (const json& rel : f["related"]) fd.related.push_back({spanFrom(rel.at(0)), rel.at(1)});
         entry.findings.push_back(std::move(fd));
       }
       entries_[path] = std::move(entry);
@@ -144,12 +153,17 @@ std::string ResultCache::save() {
         for (const Edit& ed : f.fix.edits) edits.push_back(json::array({ed.begin, ed.end, ed.content}));
         j["fix"] = {{"applicability", static_cast<int>(f.fix.applicability)}, {"message", f.fix.message}, {"edits", edits}};
       }
+      if (!f.related.empty()) {
+        json rel = json::array();
+        for (const Related& r : f.related) rel.push_back(json::array({spanJson(r.span), r.message}));
+        j["related"] = std::move(rel);
+      }
       fs.push_back(std::move(j));
     }
     files[path] = {{"selection", e.selection}, {"size", e.size}, {"mtime_ns", e.mtimeNs}, {"inode", e.inode},
                    {"cached_at", e.cachedAt}, {"hash", e.hash}, {"findings", fs}};
   }
-  json doc = {{"version", OOMLINT_VERSION}, {"files", files}};
+  json doc = {{"version", kCacheVersion}, {"files", files}};
   if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) return "cannot create " + dir_ + ": " + std::strerror(errno);
   // A marker that keeps the cache out of version control, as ruff does.
   std::string gitignore = dir_ + "/.gitignore";

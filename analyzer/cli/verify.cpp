@@ -30,7 +30,6 @@ std::string selfDir() {
   return p.substr(0, p.rfind('/'));
 }
 
-std::string human(double b) { return humanBytes(b); }
 
 /// Sizes the flagged code states: `batch_size=32`, `nn.Linear(512, 2048)`, `% 8 == 0`, `vocab_size = 50257`.
 std::map<std::string, std::pair<long, std::string>> sizesFromSource(const std::string& src) {
@@ -77,20 +76,6 @@ std::string locateProbe(const std::string& hint) {
     }
   }
   return {};
-}
-
-std::string describeMeasured(const MeasuredCost& m) {
-  if (!m.present) return {};
-  std::string s = "measured on " + m.device + ": peak " + human(static_cast<double>(m.peakAnti - m.peakFix)) + " (" +
-                  human(static_cast<double>(m.peakAnti)) + " vs " + human(static_cast<double>(m.peakFix)) + " with the fix)";
-  if (std::fabs(m.growthAnti - m.growthFix) >= 1)
-    s += ", growth " + human(m.growthAnti - m.growthFix) + "/step";
-  if (m.msAnti > 0 && m.msFix > 0 && std::fabs(m.msAnti - m.msFix) / m.msFix > 0.1) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, ", %+.0f%% time/step", 100.0 * (m.msAnti - m.msFix) / m.msFix);
-    s += buf;
-  }
-  return s;
 }
 
 std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions& opts) {

@@ -22,7 +22,4 @@ std::string locateProbe(const std::string& hint);
 /// Runs the probes and fills Finding::measured. Returns "" or a message for stderr.
 std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions& opts);
 
-/// One human line: "measured on cuda:0 (...): peak +3.0 GiB (4.0 GiB vs 1.0 GiB), growth +2.2 MiB/step".
-std::string describeMeasured(const MeasuredCost& m);
-
 }  // namespace oomlint

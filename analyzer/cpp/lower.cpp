@@ -147,6 +147,13 @@ class Lowerer {
   }
 
   /// The identifier spelled at `loc`, as a view into the source when it is there.
+  NodeId literal(ExprKind kind, const clang::Expr* e) {
+    NodeId id = newExpr(kind, spanOf(e->getSourceRange()));
+    const Span& sp = m_.exprs[id].span;
+    if (sp.end > sp.begin && sp.end <= m_.source.size()) m_.exprs[id].text = std::string_view(m_.source).substr(sp.begin, sp.end - sp.begin);
+    return id;
+  }
+
   std::string_view identifierAt(SourceLocation loc, const std::string& name) {
     uint32_t b = offsetOf(loc);
     if (b != UINT32_MAX && b + name.size() <= m_.source.size() && m_.source.compare(b, name.size(), name) == 0)
@@ -910,9 +917,10 @@ class Lowerer {
       m_.exprs[id].rhs = index;
       return id;
     }
-    if (isa<IntegerLiteral>(e) || isa<FloatingLiteral>(e)) return newExpr(ExprKind::Number, spanOf(e->getSourceRange()));
-    if (isa<StringLiteral>(e)) return newExpr(ExprKind::String, spanOf(e->getSourceRange()));
-    if (isa<CXXBoolLiteralExpr>(e)) return newExpr(ExprKind::Bool, spanOf(e->getSourceRange()));
+    // Literals keep their spelling, as the Python front end's do (`2`, `"cuda:0"`, `true`).
+    if (isa<IntegerLiteral>(e) || isa<FloatingLiteral>(e)) return literal(ExprKind::Number, e);
+    if (isa<StringLiteral>(e)) return literal(ExprKind::String, e);
+    if (isa<CXXBoolLiteralExpr>(e)) return literal(ExprKind::Bool, e);
     if (isa<CXXNullPtrLiteralExpr>(e)) return newExpr(ExprKind::NoneLit, spanOf(e->getSourceRange()));
     if (const auto* il = dyn_cast<InitListExpr>(e)) {
       const InitListExpr* syn = il->isSemanticForm() && il->getSyntacticForm() ? il->getSyntacticForm() : il;

@@ -43,6 +43,22 @@ Finding& Context::report(const RuleInfo& rule, const Span& span, std::string mes
   return out_.back();
 }
 
+Finding& Finding::note(const Span& where, std::string text) {
+  if (where.line == 0 || (where.begin == span.begin && where.end == span.end)) return *this;
+  for (const Related& r : related)
+    if (r.span.begin == where.begin && r.span.end == where.end) return *this;
+  related.push_back({where, std::move(text)});
+  return *this;
+}
+
+Finding& Finding::withFix(Applicability applicability, std::string message, std::vector<Edit> edits) {
+  hasFix = true;
+  fix.applicability = applicability;
+  fix.message = std::move(message);
+  fix.edits = std::move(edits);
+  return *this;
+}
+
 const Rule* findRule(std::string_view code) {
   for (const Rule* r : allRules())
     if (r->info().code == code) return r;
@@ -279,6 +295,10 @@ void keepOnlyReportedLines(FileResult& r) {
       keepLines(lineOfOffset(e.begin), lineOfOffset(e.begin));
       keepLines(lineOfOffset(e.end), lineOfOffset(e.end));
     }
+    for (const Related& rel : f.related) {
+      keepLines(rel.span.line, std::max(rel.span.line, rel.span.endLine));
+      keepLines(lineOfOffset(rel.span.begin), lineOfOffset(rel.span.end));
+    }
   }
   std::string out;
   std::vector<uint32_t> newStarts(starts.size());
@@ -299,6 +319,10 @@ void keepOnlyReportedLines(FileResult& r) {
     for (Edit& e : f.fix.edits) {
       remap(e.begin);
       remap(e.end);
+    }
+    for (Related& rel : f.related) {
+      remap(rel.span.begin);
+      remap(rel.span.end);
     }
   }
   r.source = std::move(out);

@@ -43,6 +43,13 @@ struct MeasuredCost {
   std::string note;
 };
 
+/// A place that justifies a finding: where the history came from, where the target lives
+/// outside the loop, the loop, the `eval()`. Users trust what they can check.
+struct Related {
+  Span span;
+  std::string message;  // "`total` is defined here, outside the loop"
+};
+
 struct Finding {
   std::string_view code;  // points at the rule's static metadata
   std::string message;
@@ -51,6 +58,13 @@ struct Finding {
   bool hasFix = false;
   Fix fix;
   MeasuredCost measured;
+  std::vector<Related> related;  // in the order a reader follows them
+
+  /// Adds evidence: a `note:` in text output, `related` in JSON, SARIF relatedLocations, LSP
+  /// relatedInformation. A span already noted (or the finding's own) is not repeated.
+  Finding& note(const Span& where, std::string message);
+  /// Sets the fix.
+  Finding& withFix(Applicability applicability, std::string message, std::vector<Edit> edits = {});
 };
 
 enum class FixKind : uint8_t { None, DisplayOnly, Unsafe, Safe };

@@ -1,8 +1,13 @@
 #pragma once
 /// Facts: analyses computed once per file over the program model and shared by every rule.
 ///
-/// Every fact is three-valued where it can be unknown. Rules act only on known facts:
-/// a finding that rests on a guess teaches users to ignore the tool.
+/// Every fact is three-valued where it can be unknown, and facts come from evidence: a value is a
+/// module because it was built from an nn.Module class or used as one, it carries autograd history
+/// because it is a forward's output or because `.backward()` is called on it. Names are only the
+/// weakest evidence. Rules act only on known facts: a finding that rests on a guess teaches users
+/// to ignore the tool.
+///
+/// The passes and their order are listed in facts.cpp (Facts::Facts); each lives in its own file.
 
 #include <cstdint>
 #include <deque>
@@ -23,15 +28,73 @@ enum class GradMode : uint8_t { Unknown, Enabled, Disabled };
 /// Bit flags: a loop can be a data loop and a training loop at once.
 namespace loop_role {
 inline constexpr uint8_t kTraining = 1;  // reaches backward() or optimizer.step() each iteration
-inline constexpr uint8_t kEval = 2;      // runs in an evaluation context and reaches no backward
+inline constexpr uint8_t kEval = 2;      // runs an evaluation forward (or a data loop of an evaluation function), no backward
 inline constexpr uint8_t kData = 4;      // iterates a data loader / batches
 }  // namespace loop_role
+
+/// What a value is, from the strongest evidence found for it.
+enum class Kind : uint8_t {
+  Unknown,
+  Module,            // an nn.Module (or a wrapper: DDP, torch.compile, a DeepSpeed engine)
+  ModuleCollection,  // nn.ModuleList / nn.ModuleDict / a dict or list of modules: items are modules
+  LossFn,            // a loss module or function (nn.CrossEntropyLoss())
+  Optimizer,
+  Scheduler,         // an LR scheduler: its step() is not an optimizer step
+  Scaler,            // a GradScaler
+  Tokenizer,         // a tokenizer / processor / feature extractor: calling it is not a forward
+  Loader,            // a DataLoader (iterating it yields batches)
+  Instance,          // an instance of a class of this file (see classOf)
+  Class,             // the name denotes a class: calling it constructs, it is not a forward
+  Function,          // the name denotes a function or method
+  Tensor,
+  Device,
+  Value,             // a Python value that is not a tensor (number, string, path ...)
+};
+
+/// How a kind was established; stronger evidence wins.
+enum class Evidence : uint8_t { None, Named, Used, Constructed, Declared };
+
+/// Events of a training step, in the order a function runs them.
+namespace event {
+inline constexpr uint8_t kForward = 1;
+inline constexpr uint8_t kLoss = 2;
+inline constexpr uint8_t kBackward = 4;
+inline constexpr uint8_t kAutogradGrad = 8;
+inline constexpr uint8_t kStep = 16;
+inline constexpr uint8_t kZeroGrad = 32;
+inline constexpr uint8_t kUpdate = kBackward | kAutogradGrad | kStep;
+}  // namespace event
 
 /// What is known about the value an expression evaluates to, at the point it is evaluated.
 struct ValueFact {
   Tri history = Tri::Unknown;  // carries autograd history (grad_fn)
   Tri device = Tri::Unknown;   // lives on the GPU
   bool scalarLoss = false;     // the output of a loss function (a 0-dim tensor)
+  NodeId origin = kNone;       // the expression the history came from (a forward, a loss, a backward's subject)
+};
+
+/// One event of a function's training step: a forward, loss, backward, step or zero_grad, either
+/// made here or made by a function of this file called here (`call` is then that call).
+struct StepEvent {
+  uint8_t kind = 0;  // one event:: bit
+  NodeId call = kNone;
+  NodeId stmt = kNone;
+};
+
+/// What a function of this file does, seen from its callers. Plain data: computed once per file
+/// and meant to be carried to other files (the whole-project analysis).
+struct Summary {
+  ValueFact returns;                    // joined over every `return` (No when it returns nothing)
+  std::vector<ValueFact> returnElems;   // a tuple return of the same arity on every path
+  bool returnsModule = false;
+  uint8_t events = 0;                   // event:: bits it runs, directly or through callees
+  std::vector<uint8_t> eventOrder;      // the same, in the order they run (consecutive repeats merged)
+  uint32_t accumulatesParam = 0;        // bit i: parameter i is summed into state that outlives the call
+  uint32_t storesParam = 0;             // bit i: parameter i is stored (appended, assigned) into such state
+  NodeId accumulateAt = kNone;          // the statement that does it (evidence for the caller's finding)
+  int softmaxOfParam = -1;              // it returns the softmax of this parameter (a softmax wrapper)
+  GradMode entryGrad = GradMode::Enabled;
+  bool calledOnTrainingPath = false;    // a call site is in a training step, before its update
 };
 
 class Facts {
@@ -40,16 +103,79 @@ class Facts {
 
   const Module& module() const { return m_; }
 
-  GradMode gradMode(NodeId stmt) const { return gradMode_[stmt]; }
+  // ------------------------------------------------------------ structure
+  /// Statements of the function in source order (includes nested blocks, excludes nested defs).
+  const std::vector<NodeId>& statementsOf(uint32_t fn) const { return fnStmts_[fn]; }
+  /// All call expressions of a statement (not of nested statements).
+  const std::vector<NodeId>& callsOf(NodeId stmt) const { return stmtCalls_[stmt]; }
   /// Innermost For/While strictly containing `stmt` in the same function, or kNone.
   NodeId enclosingLoop(NodeId stmt) const { return loopOf_[stmt]; }
-  uint8_t loopRole(NodeId loop) const { return loop == kNone ? 0 : loopRole_[loop]; }
   /// True when `inner` is `outer` or nested inside it (statements of one function).
   bool within(NodeId inner, NodeId outer) const;
+  /// The two statements sit in different branches of one `if`/`match` (never both run in one pass).
+  bool exclusive(NodeId a, NodeId b) const;
+  /// `a` runs before `b` on every path to `b` within one pass through their common block: `a` is
+  /// earlier and not inside a branch, loop or handler that `b` is outside of.
+  bool dominates(NodeId a, NodeId b) const;
+  /// `a` can run before `b` in one pass (earlier in the source, not exclusive).
+  bool mayPrecede(NodeId a, NodeId b) const;
+  /// A dotted path ("self.total", "losses") for Name/Attribute chains, else "".
+  std::string_view pathKey(NodeId expr) const;
+  /// Functions of this file a call may run: `helper()`, `self.method()`, `obj.method()` on an
+  /// instance of a class of this file, `super().method()`.
+  const std::vector<uint32_t>& callTargets(NodeId call) const;
+  /// The function a callable expression denotes (`self.on_hook`, `hook`, a lambda), or UINT32_MAX.
+  uint32_t functionDenoted(NodeId expr) const;
+  /// Class of a method (following nested functions out to their method), or -1.
+  int32_t classOfFunction(uint32_t fn) const;
+  /// The loop body returns, breaks or raises at its top level: it runs at most once.
+  bool runsOnce(NodeId loop) const;
+  /// `e` reads `path`: a Name or attribute path in its subtree equal to it or under it
+  /// (`losses` in `torch.stack(losses).sum()`, `self.total` in `self.total.item()`).
+  bool mentionsPath(NodeId e, std::string_view path) const;
+  /// Calls `fn` on every expression of `e`'s subtree (itself included).
+  template <typename Fn>
+  void forSubtree(NodeId e, Fn&& fn) const;
+  /// A backward or autograd.grad call of function `fn` differentiates something made from `path`.
+  bool flowsToBackward(uint32_t fn, std::string_view path) const;
+  /// `path` is returned (alone or in a tuple) from function `fn`.
+  bool isReturned(uint32_t fn, std::string_view path) const;
+  /// On some path through one iteration of `loop`, `path` is read before the body assigns it:
+  /// what the previous iteration left in it is used (carried state).
+  bool readBeforeWritten(NodeId loop, std::string_view path) const;
+  /// The first line of a statement: what a note shows of a loop or a def.
+  Span headerSpan(NodeId stmt) const { return firstLine(m_.stmt(stmt).span); }
+  Span firstLine(Span s) const;
+  /// The statement can never run: it is in the body of `if self.flag:` where the class only ever
+  /// assigns `self.flag` a false literal (or in the else of its negation).
+  bool unreachable(NodeId stmt) const { return stmt < unreachable_.size() && unreachable_[stmt]; }
 
-  const ValueFact& value(NodeId expr) const { return values_[expr]; }
+  // ------------------------------------------------------------ kinds
+  /// What an expression denotes, from evidence (constructors, declared types, use), names last.
+  Kind kindOf(NodeId expr) const;
+  /// The strength of the evidence for kindOf.
+  Evidence kindEvidence(NodeId expr) const;
+  /// For Kind::Instance and Kind::Module of a class of this file: the class, else -1.
+  int32_t classOf(NodeId expr) const;
+  /// The call that constructed the value an expression names (`nn.Softmax(-1)` for `self.softmax`), or kNone.
+  NodeId constructorOf(NodeId expr) const;
+  /// The expression names a module (model, self.net, model[0], self.model["g"], model.module).
+  bool isModuleExpr(NodeId expr) const { return kindOf(expr) == Kind::Module; }
+  /// Is this a module class (inherits nn.Module, directly or through classes of this file)?
+  bool isModuleClass(int32_t cls) const { return cls >= 0 && moduleClass_[static_cast<size_t>(cls)]; }
+  /// A class of this file whose methods sum or store an argument into the instance (a meter, a recorder).
+  bool isAccumulatorClass(int32_t cls) const { return cls >= 0 && accumulatorClass_[static_cast<size_t>(cls)]; }
+  /// Every parameter of the module this expression names is frozen (requires_grad False, last write wins).
+  bool isFrozenModule(NodeId expr) const;
+  /// The last write to requires_grad of `path` (or a prefix) before `offset` froze it.
+  bool frozenBefore(std::string_view path, uint32_t offset) const;
+  /// Some parameters of `owner` (it or a submodule) are frozen by a statement of function `fn`
+  /// before `offset`, and no later write there undoes it: that statement, else kNone.
+  NodeId frozenPartBefore(uint32_t fn, std::string_view owner, uint32_t offset) const;
+  /// Some write after `offset` sets requires_grad back to True on `owner`, a prefix or a submodule.
+  bool unfrozenAfter(std::string_view owner, uint32_t offset) const;
 
-  /// `model(x)`, `self.encoder(x)`, `net.forward(x)`: a call that runs a module's forward.
+  /// `model(x)`, `self.encoder(x)`, `net.forward(x)`, `self.layers[0](x)`: runs a module's forward.
   bool isForwardCall(NodeId call) const;
   /// `criterion(out, y)`, `F.cross_entropy(...)`: a loss function call.
   bool isLossCall(NodeId call) const;
@@ -57,91 +183,167 @@ class Facts {
   bool isBackwardCall(NodeId call) const;
   /// `torch.autograd.grad(...)`.
   bool isAutogradGradCall(NodeId call) const;
-  /// `optimizer.step()`, `scaler.step(opt)`.
+  /// `optimizer.step()`, `scaler.step(opt)`; never a scheduler's step.
   bool isOptimizerStep(NodeId call) const;
-  /// The expression names a module (model, self.net, a local nn.Module subclass instance).
-  bool isModuleExpr(NodeId expr) const;
+  /// `optimizer.zero_grad()`, `model.zero_grad()`.
+  bool isZeroGradCall(NodeId call) const;
+  /// The tensor a backward-like call differentiates: `loss` of `loss.backward()`,
+  /// `accelerator.backward(loss)`, `scaler.scale(loss).backward()`, `torch.autograd.grad(loss, ...)`.
+  NodeId backwardSubject(NodeId call) const;
+  /// The value of a keyword (or, in C++, named positional) flag: literal True/False, else Unknown.
+  Tri flagArg(NodeId call, std::string_view keyword) const;
 
-  /// Statement contains (in its subtree, same function) a backward, autograd.grad or optimizer
-  /// step, directly or through a call to a function of this file that does.
-  bool reachesBackwardOrStep(NodeId stmt) const { return (subtreeFlags_[stmt] & kReachesUpdate) != 0; }
-  bool reachesBackward(NodeId stmt) const { return (subtreeFlags_[stmt] & kReachesBackward) != 0; }
-  /// Same for a whole function.
-  bool functionReachesUpdate(uint32_t fn) const { return (fnFlags_[fn] & kReachesUpdate) != 0; }
+  // ------------------------------------------------------------ tensor layout (attention)
+  /// A matmul or einsum that contracts the per-head feature axis of both operands into an L×S
+  /// score map (`q @ k.transpose(-2, -1)`, `einsum("bhid,bhjd->bhij")`): Yes; one that contracts
+  /// the sequence axis (channel attention, `q.transpose(-2, -1) @ k`): No; else Unknown.
+  Tri contractsFeatureAxis(NodeId matmul) const;
+  /// What a softmax call normalises: `F.softmax(x)`, `x.softmax(-1)`, an `nn.Softmax` module, a
+  /// `partial(F.softmax)`, a function of this file returning a parameter's softmax. Else kNone.
+  NodeId softmaxInput(NodeId call) const;
 
-  /// The statement runs in an evaluation context (after `model.eval()` or in a function named for
-  /// evaluation) on a path that reaches no backward. Returns the statement that opened the
-  /// context (the `.eval()` call, or kNone for a function named for evaluation), via `opener`.
+  // ------------------------------------------------------------ grad mode and evaluation
+  GradMode gradMode(NodeId stmt) const { return gradMode_[stmt]; }
+  GradMode entryGradMode(uint32_t fn) const { return summaries_[fn].entryGrad; }
+  /// For a forward call on an evaluation path: the statement that put its module in eval mode
+  /// (the `.eval()`), kEvalByName for a function named and shaped for evaluation, else kNone.
+  NodeId evalOpener(NodeId call) const;
+  /// The statement runs in an evaluation context: some module is in eval mode there, or its
+  /// function is an evaluation function.
   bool inEvalContext(NodeId stmt) const;
+  bool isEvalFunction(uint32_t fn) const { return evalFunction_[fn]; }
+  static constexpr NodeId kEvalByName = kNone - 2;
 
-  /// The target (Name / attribute / subscript) outlives one iteration of `loop`: bound before the
-  /// loop, an attribute of an object, or an element of such a container.
-  bool outlivesIteration(NodeId target, NodeId loop) const;
+  // ------------------------------------------------------------ values
+  const ValueFact& value(NodeId expr) const { return values_[expr]; }
   /// For a Name expression: the loop its reaching binding was made in, kBoundOutsideLoops for
   /// bindings outside every loop (or unknown ones such as parameters), kBoundAmbiguous when paths differ.
   NodeId bindingLoop(NodeId nameExpr) const { return useBind_[nameExpr]; }
-
-  /// Source names whose value is known to be a loss module (`criterion = nn.CrossEntropyLoss()`).
-  bool isLossModuleName(std::string_view name) const;
-
-  /// A dotted path ("self.total", "losses") for Name/Attribute chains, else "".
-  std::string_view pathKey(NodeId expr) const;
-
-  /// Statements of the function in source order (includes nested blocks, excludes nested defs).
-  const std::vector<NodeId>& statementsOf(uint32_t fn) const { return fnStmts_[fn]; }
-
-  /// All call expressions of a statement (not of nested statements).
-  const std::vector<NodeId>& callsOf(NodeId stmt) const;
-
-  /// Function-level facts.
-  bool isEvalFunction(uint32_t fn) const { return evalFunction_[fn]; }
-  GradMode entryGradMode(uint32_t fn) const { return entry_[fn]; }
-
-  /// Is this a module class (inherits nn.Module directly or through classes of this file)?
-  bool isModuleClass(int32_t cls) const { return cls >= 0 && moduleClass_[static_cast<size_t>(cls)]; }
-
-  /// `x` is a value that is known to be on the GPU by name (device variables, `.cuda()` targets).
+  /// For a Name expression: the statement whose assignment reaches it (kNone for parameters,
+  /// globals and joins of different assignments).
+  NodeId reachingAssignment(NodeId nameExpr) const { return useSite_[nameExpr]; }
+  /// For a Name expression: the assignments whose value it may read. The reaching one when a
+  /// single one reaches it; after branches that assign it differently, every assignment of the
+  /// name earlier in the function (`scores = q @ k.mT` and `scores = scores.masked_fill(...)`).
+  void definitionsOf(NodeId nameExpr, std::vector<NodeId>& out) const;
+  /// For a Name expression: the statement that made the binding it reads, which updates in
+  /// place (`total += x`, `total = total + x`) keep: `total = 0` before the loop.
+  NodeId bindingSite(NodeId nameExpr) const { return useBound_[nameExpr]; }
+  /// The target (Name / attribute / subscript) outlives one iteration of `loop`: bound before the
+  /// loop, an attribute of an object, or an element of such a container.
+  bool outlivesIteration(NodeId target, NodeId loop) const;
+  /// `x` is a value that is known to be on the GPU (device variables, `.cuda()` targets).
   bool isGpuDeviceExpr(NodeId expr) const;
+
+  // ------------------------------------------------------------ summaries, events, loops
+  const Summary& summary(uint32_t fn) const { return summaries_[fn]; }
+  /// The events of one function's body in source order, calls of local functions expanded to the
+  /// events their summaries list.
+  const std::vector<StepEvent>& events(uint32_t fn) const { return events_[fn]; }
+  /// Statement contains (in its subtree, same function) a backward, autograd.grad or optimizer
+  /// step, directly or through a call to a function of this file that does.
+  bool reachesBackwardOrStep(NodeId stmt) const { return (subtreeEvents_[stmt] & event::kUpdate) != 0; }
+  bool reachesBackward(NodeId stmt) const { return (subtreeEvents_[stmt] & event::kBackward) != 0; }
+  bool reachesEvent(NodeId stmt, uint8_t events) const { return (subtreeEvents_[stmt] & events) != 0; }
+  bool functionReachesUpdate(uint32_t fn) const { return (summaries_[fn].events & event::kUpdate) != 0; }
+  uint8_t loopRole(NodeId loop) const { return loop == kNone ? 0 : loopRole_[loop]; }
+
+  // ------------------------------------------------------------ program-level facts
+  /// The file clears gradients somewhere (zero_grad, `p.grad = None`, a framework that does it).
+  bool clearsGradients() const { return clearsGradients_; }
+  /// The statement is in a branch that exists for another PyTorch version or a missing API: a
+  /// torch-version or `hasattr` test, or an `except (AttributeError, ImportError, TypeError)`.
+  bool versionGated(NodeId stmt) const;
 
   /// Naming conventions (names.h) a name follows, asked once per distinct name: the same few
   /// names (`model`, `criterion`, `optimizer`) are asked about at every call of every loop.
-  static constexpr uint8_t kNamedModule = 1, kNamedLoss = 2, kNamedOptimizer = 4, kNamedLoader = 8, kNamedDevice = 16;
+  static constexpr uint8_t kNamedModule = 1, kNamedLoss = 2, kNamedOptimizer = 4, kNamedLoader = 8, kNamedDevice = 16,
+                           kNamedScheduler = 32;
   bool looksLike(std::string_view name, uint8_t convention) const;
 
+ /// A kind with its evidence: the class (Instance / Module of this file) and constructing call.
+  struct KindFact {
+    Kind kind = Kind::Unknown;
+    Evidence evidence = Evidence::None;
+    int32_t cls = -1;
+    NodeId ctor = kNone;
+  };
+
  private:
-  static constexpr uint8_t kReachesBackward = 1;
-  static constexpr uint8_t kReachesStep = 2;
-  static constexpr uint8_t kReachesUpdate = 4;  // backward, autograd.grad or step
+  struct FreezeWrite {
+    uint32_t offset;
+    bool frozen;
+    NodeId stmt;
+  };
+  KindFact kindFactOf(NodeId expr) const;
+  KindFact lookupPath(uint32_t fn, std::string_view path) const;
+  static uint64_t scopeKey(uint32_t scope, bool selfPath) { return (static_cast<uint64_t>(selfPath) << 32) | scope; }
 
   const Module& m_;
-  std::vector<GradMode> gradMode_;
-  std::vector<NodeId> loopOf_;
-  std::vector<uint8_t> loopRole_;
-  std::vector<ValueFact> values_;
-  std::vector<NodeId> useBind_;        // per Name expr: loop its binding was made in
-  std::vector<uint8_t> subtreeFlags_;  // per stmt
-  std::vector<uint8_t> fnFlags_;       // per function
-  std::vector<GradMode> entry_;        // per function
-  std::vector<bool> evalFunction_;
-  std::vector<bool> moduleClass_;
-  std::vector<NodeId> evalOpener_;     // per stmt: kNone or the `.eval()` stmt / a marker
+  // structure
   std::vector<std::vector<NodeId>> fnStmts_;
   std::vector<std::vector<NodeId>> stmtCalls_;
-  std::unordered_set<std::string_view> moduleNames_;      // variables bound to modules
-  std::unordered_set<std::string_view> lossModuleNames_;  // variables bound to loss modules
-  std::unordered_set<std::string_view> optimizerNames_;
-  std::unordered_set<std::string_view> loaderNames_;
-  std::unordered_set<std::string_view> gpuNames_;         // device variables / tensors known on GPU
-  std::unordered_set<std::string_view> modulesOnGpu_;
+  std::vector<NodeId> loopOf_;
+  std::vector<uint32_t> depth_;                     // per stmt: nesting depth within its function
   std::unordered_map<std::string_view, std::vector<uint32_t>> functionsByName_;
-  bool fileMentionsCuda_ = false;
-  mutable std::unordered_map<std::string_view, uint8_t> namedAs_;  // looksLike's answers so far
+  std::vector<std::vector<int32_t>> classFamily_;   // per class: itself, its in-file bases and subclasses
+  std::vector<int32_t> familyRoot_;                 // per class: representative of its family
+  std::unordered_map<NodeId, std::vector<uint32_t>> callTargets_;
   /// C++ spells paths `a->b` or a bare member: keys are the model's dotted paths, kept here.
   std::deque<std::string> cppKeyText_;
   std::vector<std::string_view> cppKeys_;
+  // kinds
+  std::vector<bool> moduleClass_;
+  std::vector<bool> accumulatorClass_;
+  std::unordered_map<uint64_t, std::unordered_map<std::string_view, KindFact>> kinds_;  // scope -> path -> kind
+  std::unordered_map<std::string_view, std::vector<FreezeWrite>> freezes_;             // path -> writes in source order
+  std::unordered_set<std::string_view> gpuNames_;      // device variables / tensors known on GPU
+  std::unordered_set<std::string_view> modulesOnGpu_;  // modules moved with `.cuda()` / `.to(gpu)`
+  bool fileMentionsCuda_ = false;                      // a "cuda" string, a torch.cuda call or a `.cuda()`
+  // grad mode, evaluation
+  std::vector<GradMode> gradMode_;
+  std::unordered_map<NodeId, NodeId> evalOpener_;  // forward call -> opener
+  std::vector<bool> evalStmt_;                     // per stmt: some module is in eval mode here
+  std::vector<bool> evalFunction_;
+  // values
+  std::vector<ValueFact> values_;
+  std::vector<NodeId> useBind_;
+  std::vector<NodeId> useSite_;
+  std::vector<NodeId> useBound_;
+  // summaries, events, loops
+  std::vector<Summary> summaries_;
+  std::vector<std::vector<StepEvent>> events_;
+  std::vector<uint8_t> subtreeEvents_;
+  std::vector<uint8_t> loopRole_;
+  std::vector<bool> versionGated_;
+  std::vector<bool> unreachable_;
+  bool clearsGradients_ = false;
+  mutable std::unordered_map<std::string_view, uint8_t> namedAs_;  // looksLike's answers so far
 
   friend class FactsBuilder;
+  friend class ValueWalker;
 };
+
+template <typename Fn>
+void Facts::forSubtree(NodeId e, Fn&& fn) const {
+  if (e == kNone || e >= m_.exprs.size()) return;
+  const Span& sp = m_.expr(e).span;
+  if (m_.lang == Lang::Python) {
+    // Python expressions are stored children first: the subtree is the run of ids ending at `e`.
+    for (NodeId x = e + 1; x-- > 0;) {
+      const Expr& ex = m_.expr(x);
+      if (ex.span.begin < sp.begin || ex.span.end > sp.end) break;
+      fn(x);
+    }
+    return;
+  }
+  // C++ lowering may interleave: look at the statement's expressions up to `e`.
+  NodeId first = m_.expr(e).stmt != kNone ? m_.stmt(m_.expr(e).stmt).firstExpr : 0;
+  for (NodeId x = first; x <= e; ++x) {
+    const Expr& ex = m_.expr(x);
+    if (ex.span.begin >= sp.begin && ex.span.end <= sp.end) fn(x);
+  }
+}
 
 /// Sentinel loop ids for bindings.
 inline constexpr NodeId kBoundOutsideLoops = kNone;

@@ -113,6 +113,22 @@ bool looksLikeDevice(std::string_view name) {
   return n == "device" || n == "dev" || n == "cuda_device" || n == "gpu" || endsWith(n, "_device");
 }
 
+bool looksLikeScheduler(std::string_view name) {
+  std::string n = lower(lastComponent(name));
+  return n.find("scheduler") != std::string::npos || n == "sched" || endsWith(n, "_sched") || startsWith(n, "sched_") ||
+         n == "lr_sched";
+}
+
+bool hasEvalVerbFirst(std::string_view name) {
+  static constexpr std::array<std::string_view, 12> kStrong = {
+      "eval", "evaluate", "evaluation", "val", "valid", "validate", "validation", "predict", "prediction", "inference", "test",
+      "testing"};
+  std::vector<std::string> w = words(name);
+  if (w.empty()) return false;
+  size_t i = (w.size() >= 2 && (w[0] == "run" || w[0] == "do" || w[0] == "perform")) ? 1 : 0;
+  return in(w[i], kStrong);
+}
+
 bool looksLikeEvalFunction(std::string_view name) {
   static constexpr std::array<std::string_view, 14> kVerbs = {
       "eval", "evaluate", "evaluation", "evaluating", "val", "valid", "validate", "validation",

@@ -88,6 +88,7 @@ class Server {
   bool cppErrorShown_ = false;  // the C++ front end's absence is said once, not per keystroke
   bool shutdown_ = false;
   bool utf8_ = false;  // negotiated position encoding
+  bool relatedInformation_ = false;  // the client shows Diagnostic.relatedInformation
   std::map<std::string, std::unique_ptr<Document>> docs_;
 
   // ------------------------------------------------------------------ plumbing
@@ -163,6 +164,15 @@ class Server {
       if (general.contains("positionEncodings") && general["positionEncodings"].is_array())
         for (const json& e : general["positionEncodings"])
           if (e == "utf-8") utf8_ = true;
+    }
+    relatedInformation_ = false;
+    if (params.contains("capabilities") && params["capabilities"].is_object()) {
+      const json& caps = params["capabilities"];
+      for (const char* where : {"publishDiagnostics", "diagnostic"}) {
+        if (!caps.contains("textDocument") || !caps["textDocument"].is_object()) break;
+        const json& td = caps["textDocument"];
+        if (td.contains(where) && td[where].is_object() && td[where].value("relatedInformation", false)) relatedInformation_ = true;
+      }
     }
     initialized_ = true;
     respond(id, {{"capabilities",
@@ -319,6 +329,13 @@ class Server {
                  {"codeDescription", {{"href", report::ruleUrl(f.code)}}},
                  {"source", "oomlint"},
                  {"message", f.message}};
+    if (!f.related.empty() && relatedInformation_) {
+      // Only clients that declare `relatedInformation` support get it (LSP 3.17 §publishDiagnostics).
+      json rel = json::array();
+      for (const Related& r : f.related)
+        rel.push_back({{"location", {{"uri", d.uri}, {"range", rangeOf(d.text, r.span.begin, r.span.end)}}}, {"message", r.message}});
+      diag["relatedInformation"] = std::move(rel);
+    }
     if (f.hasFix) {
       json edits = json::array();
       for (const Edit& e : f.fix.edits) edits.push_back({{"range", rangeOf(d.text, e.begin, e.end)}, {"newText", e.content}});

@@ -39,14 +39,14 @@ enum class ExprKind : uint8_t {
   Call,         // lhs = callee, args = arguments
   Subscript,    // lhs = value, rhs = index
   BinOp,        // lhs op rhs, text = operator
-  UnaryOp,      // lhs = operand
+  UnaryOp,      // lhs = operand, text = operator (`not`, `-`, `~`; C++ `!`, `-` ...)
   Compare,      // args = operands
   BoolOp,       // args = operands
   Number,
   String,
   Bool,
   NoneLit,
-  Container,    // list / tuple / set / dict literal, comprehension; args = elements
+  Container,    // list / tuple / set / dict literal, comprehension; args = elements; shape says which
   Lambda,       // function = the lambda's Function
   Conditional,  // args = {body, cond, else}
   Other,        // anything the rules need not see into; args = sub-expressions
@@ -59,6 +59,17 @@ inline constexpr uint8_t kModule = 1;      // a torch::nn::Module (or holder, or
 inline constexpr uint8_t kLossModule = 2;  // a loss module (CrossEntropyLoss ...)
 inline constexpr uint8_t kOptimizer = 4;   // a torch::optim::Optimizer
 }  // namespace type_hint
+
+/// What a Container (or a comprehension's parts) is: a literal of which type, or a comprehension.
+/// Facts bind a comprehension's loop variables from its iterable instead of guessing from text.
+namespace shape {
+inline constexpr uint8_t kNone = 0;
+inline constexpr uint8_t kList = 1, kTuple = 2, kSet = 3, kDict = 4;
+inline constexpr uint8_t kListComp = 5, kSetComp = 6, kDictComp = 7, kGenerator = 8;
+inline constexpr uint8_t kForClause = 9;  // Other: args = {target, iterable} of `for target in iterable`
+inline constexpr uint8_t kPair = 10;      // Other: args = {key, value} of a dict entry
+inline bool isComprehension(uint8_t s) { return s >= kListComp && s <= kGenerator; }
+}  // namespace shape
 
 struct Arg {
   std::string_view keyword;  // empty for positional, "*" / "**" for splats
@@ -77,6 +88,7 @@ struct Expr {
   uint32_t owner = 0;                    // Function whose code evaluates this (a lambda for its body)
   NodeId stmt = kNone;                   // the statement this expression belongs to
   uint8_t hint = 0;                      // type_hint bits (C++: from the declared type)
+  uint8_t shape = 0;                     // shape:: of a Container (or its parts), else 0
 };
 
 enum class StmtKind : uint8_t {

@@ -29,7 +29,7 @@ enum class K : uint8_t {
   Identifier, Attribute, Call, ArgumentList, KeywordArgument, ListSplat, DictionarySplat,
   Subscript, BinaryOperator, UnaryOperator, NotOperator, ComparisonOperator, BooleanOperator,
   Integer, Float, String, ConcatenatedString, True, False, None, List, Tuple, Set, Dictionary,
-  ListComprehension, SetComprehension, DictionaryComprehension, GeneratorExpression,
+  ListComprehension, SetComprehension, DictionaryComprehension, GeneratorExpression, ForInClause, Pair,
   PatternList, TuplePattern, ListPattern, ExpressionList, ParenthesizedExpression, Lambda,
   ConditionalExpression, AsPattern, DottedName, AliasedImport, RelativeImport, WildcardImport,
   Parameters, LambdaParameters, TypedParameter, DefaultParameter, TypedDefaultParameter,
@@ -87,6 +87,7 @@ struct Grammar {
         {"list_splat_pattern", K::ListSplatPattern},
         {"dictionary_splat_pattern", K::DictionarySplatPattern}, {"yield", K::Yield},
         {"await", K::Await}, {"named_expression", K::NamedExpression},
+        {"for_in_clause", K::ForInClause}, {"pair", K::Pair},
     };
     uint32_t count = ts_language_symbol_count(lang);
     kinds.assign(count + 1, K::Other);
@@ -800,6 +801,11 @@ class Lowerer {
         id = newExpr(k == K::Await ? ExprKind::Other : ExprKind::UnaryOp, n);
         m_.exprs[id].lhs = o;
         if (k == K::Await) setArgs(id, {o});
+        if (k == K::NotOperator) m_.exprs[id].text = "not";
+        if (k == K::UnaryOperator) {
+          TSNode op = field(n, g_.fOperator);
+          if (!ts_node_is_null(op)) m_.exprs[id].text = text(op);
+        }
         break;
       }
       case K::Integer: case K::Float:
@@ -826,6 +832,15 @@ class Lowerer {
       case K::PatternList: case K::TuplePattern: case K::ListPattern: case K::ExpressionList:
       case K::ParenthesizedExpression:
         id = lowerWithChildren(n, stmt, ExprKind::Container);
+        m_.exprs[id].shape = containerShape(k);
+        break;
+      case K::ForInClause:
+        id = lowerWithChildren(n, stmt, ExprKind::Other);
+        m_.exprs[id].shape = shape::kForClause;
+        break;
+      case K::Pair:
+        id = lowerWithChildren(n, stmt, ExprKind::Other);
+        m_.exprs[id].shape = shape::kPair;
         break;
       case K::Error:
         id = newExpr(ExprKind::Other, n);  // not trusted: nothing inside is lowered
@@ -834,6 +849,20 @@ class Lowerer {
     }
     m_.exprs[id].stmt = stmt;
     return id;
+  }
+
+  static uint8_t containerShape(K k) {
+    switch (k) {
+      case K::List: case K::ListPattern: return shape::kList;
+      case K::Tuple: case K::TuplePattern: case K::PatternList: case K::ExpressionList: return shape::kTuple;
+      case K::Set: return shape::kSet;
+      case K::Dictionary: return shape::kDict;
+      case K::ListComprehension: return shape::kListComp;
+      case K::SetComprehension: return shape::kSetComp;
+      case K::DictionaryComprehension: return shape::kDictComp;
+      case K::GeneratorExpression: return shape::kGenerator;
+      default: return shape::kNone;
+    }
   }
 
   void setArgs(NodeId id, std::initializer_list<NodeId> values) {

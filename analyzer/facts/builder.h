@@ -1,0 +1,94 @@
+#pragma once
+/// Internal to facts/: the builder that runs the passes over one module and fills Facts. Each
+/// pass is a group of member functions in its own file; facts.cpp lists the order.
+
+#include <string_view>
+#include <vector>
+
+#include "facts/facts.h"
+
+namespace oomlint {
+
+class FactsBuilder {
+ public:
+  explicit FactsBuilder(Facts& f) : f_(f), m_(f.m_) {}
+  void build();
+
+ private:
+  friend class Facts;
+  friend class ValueWalker;
+  // structure.cpp: statements, loops, calls per statement, functions by name, class families.
+  void buildStructure();
+  // structure.cpp (after kinds): the functions each call may run, and each function's call sites.
+  void resolveCallTargets();
+  // kinds.cpp: module and accumulator classes, kinds of paths, freezes of requires_grad.
+  void classifyClasses();
+  void collectKinds();
+  void collectFreezes();
+  // grad_mode.cpp: grad mode at every statement, entry modes joined over call sites.
+  void computeGradModes();
+  // events.cpp: training-step events per function (direct and through callees), subtree reach,
+  // which functions are called on a training path.
+  void computeEvents();
+  // values.cpp: history and device of every expression, with function summaries bottom-up and
+  // a second round for history known from backward calls.
+  void computeValues();
+  // summaries.cpp: what each function stores or sums from its parameters (syntactic part).
+  void computeStores();
+  // eval_context.cpp: which modules are in eval mode where, and evaluation functions.
+  void computeEvalContexts();
+  // loop_roles.cpp: training / evaluation / data loops.
+  void computeLoopRoles();
+  // program.cpp (before values): names that hold a GPU device, modules moved to the GPU.
+  void collectDevices();
+  // program.cpp: file-level facts (gradients cleared somewhere, version-gated branches).
+  void computeProgramFacts();
+
+  // Shared helpers.
+  uint32_t functionOf(NodeId stmt) const { return m_.stmt(stmt).function; }
+  /// Statement ids of a block and everything nested in it (same function).
+  template <typename Fn>
+  void forEachNested(List body, Fn&& fn) const;
+  /// Expressions of the subtree of `e` (children are stored before their parents).
+  template <typename Fn>
+  void forSubtree(NodeId e, Fn&& fn) const;
+  void putKind(uint32_t fn, std::string_view path, Kind kind, Evidence ev, int32_t cls = -1, NodeId ctor = kNone);
+  Facts::KindFact kindOfValue(NodeId value) const;
+  void bindKinds(uint32_t fn, NodeId target, NodeId value, const Facts::KindFact* given);
+  /// Calls of every function, as (call, caller function).
+  std::vector<std::vector<NodeId>> callSites_;
+  /// Functions with callees first (recursive groups in any order).
+  std::vector<uint32_t> bottomUp_;
+  /// Per call expression: the history evidence a backward gave it (second values round).
+  std::vector<NodeId> historyEvidence_;
+  bool kindsFinal_ = false;
+
+  Facts& f_;
+  const Module& m_;
+};
+
+template <typename Fn>
+void FactsBuilder::forEachNested(List body, Fn&& fn) const {
+  for (NodeId s : items(m_, body)) {
+    fn(s);
+    const Stmt& st = m_.stmt(s);
+    if (st.kind == StmtKind::FunctionDef) continue;
+    forEachNested(st.body, fn);
+    forEachNested(st.orelse, fn);
+    forEachNested(st.finalbody, fn);
+    for (uint32_t h = 0; h < st.handlerCount; ++h) forEachNested(m_.handlers[st.firstHandler + h].body, fn);
+  }
+}
+
+template <typename Fn>
+void FactsBuilder::forSubtree(NodeId e, Fn&& fn) const {
+  if (e == kNone) return;
+  const Span& sp = m_.expr(e).span;
+  for (NodeId x = e + 1; x-- > 0;) {
+    const Expr& ex = m_.expr(x);
+    if (ex.span.begin < sp.begin || ex.span.end > sp.end) break;
+    fn(x);
+  }
+}
+
+}  // namespace oomlint

@@ -1,0 +1,308 @@
+// Pass 6, evaluation contexts: which modules are in eval mode where.
+//
+// `eval()` belongs to its receiver: after `teacher.eval()` only forwards of `teacher` (and of its
+// submodules) are evaluation forwards. Each function is walked with the set of module paths that
+// are in eval mode on every path to the statement (`.eval()` / `.train(False)` add, `.train()`
+// removes, branches intersect); a function starts with what all its call sites of this file agree
+// on, mapped through the arguments (`evaluate(model, loader)` after `model.eval()`). A region
+// whose eval-mode modules are then trained (test-time adaptation, MAML) is not evaluation.
+// Functions named and shaped for evaluation (a data loop in `validate`, `evaluate_epoch` ...)
+// count too, unless they are a module's own methods or a training path calls them.
+#include <algorithm>
+#include <unordered_set>
+
+#include "facts/builder.h"
+#include "facts/names.h"
+#include "facts/torch_api.h"
+
+namespace oomlint {
+
+namespace {
+
+struct EvalEntry {
+  std::string_view path;
+  NodeId opener;
+};
+using EvalSet = std::vector<EvalEntry>;
+
+bool extends(std::string_view path, std::string_view prefix) {
+  return path == prefix || (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix && path[prefix.size()] == '.');
+}
+
+NodeId covers(const EvalSet& set, std::string_view path) {
+  if (path.empty()) return kNone;
+  for (const EvalEntry& e : set)
+    if (extends(path, e.path)) return e.opener;
+  return kNone;
+}
+
+EvalSet intersect(const EvalSet& a, const EvalSet& b) {
+  EvalSet out;
+  for (const EvalEntry& e : a)
+    for (const EvalEntry& o : b)
+      if (o.path == e.path) {
+        out.push_back(e);
+        break;
+      }
+  return out;
+}
+
+bool sameSet(const EvalSet& a, const EvalSet& b) {
+  if (a.size() != b.size()) return false;
+  for (const EvalEntry& e : a) {
+    bool found = false;
+    for (const EvalEntry& o : b)
+      if (o.path == e.path && o.opener == e.opener) found = true;
+    if (!found) return false;
+  }
+  return true;
+}
+
+bool isTestFunction(const Module& m, uint32_t fn) {
+  std::string_view name = m.functions[fn].name;
+  if (name.substr(0, 5) == "test_" || name.substr(0, 6) == "_test_") return true;
+  int32_t cls = m.functions[fn].cls;
+  if (cls >= 0)
+    for (NodeId b : items(m, m.classes[static_cast<size_t>(cls)].bases))
+      if (m.textOf(b).find("TestCase") != std::string_view::npos) return true;
+  return false;
+}
+
+class EvalWalker {
+ public:
+  EvalWalker(Facts& f, const Module& m, std::unordered_map<NodeId, EvalSet>& sites, std::unordered_set<NodeId>& training,
+             std::unordered_map<NodeId, std::vector<NodeId>>& attributed, std::vector<bool>& evalStmt,
+             std::unordered_map<NodeId, NodeId>& opener)
+      : f_(f), m_(m), sites_(sites), training_(training), attributed_(attributed), evalStmt_(evalStmt), opener_(opener) {}
+
+  /// `M.eval()` / `M.train()` as a statement, M a module: 'e' / 't' / 0.
+  char modeSwitch(NodeId s, std::string_view& path) const {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) return 0;
+    std::string_view meth = methodName(m_, st.value);
+    if (meth != "eval" && meth != "train") return 0;
+    NodeId recv = receiverOf(m_, st.value);
+    if (recv == kNone || !f_.isModuleExpr(recv)) return 0;
+    path = f_.pathKey(recv);
+    if (path.empty()) return 0;
+    if (meth == "eval") return m_.expr(st.value).argCount == 0 ? 'e' : 0;
+    NodeId a = positionalArg(m_, st.value, 0);
+    if (a == kNone) a = keywordArg(m_, st.value, "mode");
+    if (a != kNone && isFalseLiteral(m_, a)) return 'e';
+    return (a == kNone || isTrueLiteral(m_, a)) ? 't' : 0;
+  }
+
+  std::string_view forwardReceiver(NodeId call) const {
+    NodeId callee = m_.expr(call).lhs;
+    for (int guard = 0; guard < 4; ++guard) {
+      const Expr& c = m_.expr(callee);
+      if (c.kind == ExprKind::Attribute && c.text == "forward") callee = c.lhs;
+      else if (c.kind == ExprKind::Subscript) callee = c.lhs;
+      else break;
+    }
+    return f_.pathKey(callee);
+  }
+
+  void block(List body, EvalSet& set, bool record) {
+    for (NodeId s : items(m_, body)) statement(s, set, record);
+  }
+
+  void statement(NodeId s, EvalSet& set, bool record) {
+    const Stmt& st = m_.stmt(s);
+    if (record) {
+      evalStmt_[s] = !set.empty();
+      for (NodeId c : f_.callsOf(s)) {
+        if (f_.isForwardCall(c)) {
+          NodeId op = covers(set, forwardReceiver(c));
+          if (op != kNone) {
+            opener_[c] = op;
+            attributed_[op].push_back(c);
+          }
+        }
+        if (!f_.callTargets(c).empty()) sites_[c] = set;
+        bool updates = f_.isBackwardCall(c) || f_.isOptimizerStep(c) || f_.isAutogradGradCall(c);
+        for (uint32_t t : f_.callTargets(c))
+          if (f_.summary(t).events & event::kUpdate) updates = true;
+        if (updates)
+          for (const EvalEntry& e : set) training_.insert(e.opener);
+      }
+    }
+    switch (st.kind) {
+      case StmtKind::Expr: {
+        std::string_view path;
+        char sw = modeSwitch(s, path);
+        if (sw == 'e') {
+          set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return e.path == path; }), set.end());
+          set.push_back({path, s});
+        } else if (sw == 't') {
+          set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return extends(e.path, path); }), set.end());
+        }
+        break;
+      }
+      case StmtKind::If: {
+        EvalSet a = set, b = set;
+        block(st.body, a, record);
+        block(st.orelse, b, record);
+        set = intersect(a, b);
+        break;
+      }
+      case StmtKind::For:
+      case StmtKind::While: {
+        EvalSet a = set;
+        block(st.body, a, record);
+        EvalSet second = intersect(set, a);
+        if (!sameSet(second, set)) {
+          EvalSet b = second;
+          block(st.body, b, record);
+        }
+        set = second;
+        block(st.orelse, set, record);
+        break;
+      }
+      case StmtKind::Try: {
+        EvalSet a = set;
+        block(st.body, a, record);
+        EvalSet joined = a;
+        for (uint32_t h = 0; h < st.handlerCount; ++h) {
+          EvalSet c = set;
+          block(m_.handlers[st.firstHandler + h].body, c, record);
+          joined = intersect(joined, c);
+        }
+        block(st.orelse, a, record);
+        set = intersect(joined, a);
+        block(st.finalbody, set, record);
+        break;
+      }
+      case StmtKind::FunctionDef: break;
+      case StmtKind::ClassDef: {
+        EvalSet inner = set;
+        block(st.body, inner, record);
+        break;
+      }
+      default: block(st.body, set, record); break;
+    }
+  }
+
+ private:
+  Facts& f_;
+  const Module& m_;
+  std::unordered_map<NodeId, EvalSet>& sites_;
+  std::unordered_set<NodeId>& training_;
+  std::unordered_map<NodeId, std::vector<NodeId>>& attributed_;
+  std::vector<bool>& evalStmt_;
+  std::unordered_map<NodeId, NodeId>& opener_;
+};
+
+/// A method of a module class (or of a class with a `forward`): its callers choose the grad mode.
+bool isModuleMethod(const Facts& f, const Module& m, uint32_t fn) {
+  int32_t cls = m.functions[fn].cls;
+  if (cls < 0) return false;
+  if (f.isModuleClass(cls)) return true;
+  for (const Function& o : m.functions)
+    if (o.cls == cls && o.name == "forward") return true;
+  return false;
+}
+
+}  // namespace
+
+void FactsBuilder::computeEvalContexts() {
+  size_t nf = m_.functions.size();
+  f_.evalFunction_.assign(nf, false);
+  for (uint32_t fn = 1; fn < nf; ++fn) {
+    const Function& f = m_.functions[fn];
+    if (f.isLambda || isTestFunction(m_, fn) || isModuleMethod(f_, m_, fn)) continue;
+    if (!names::looksLikeEvalFunction(f.name)) continue;
+    const Summary& sum = f_.summaries_[fn];
+    if ((sum.events & event::kUpdate) || sum.calledOnTrainingPath) continue;
+    // Shaped for evaluation: it iterates batches, returns what a forward computed, or is named
+    // with an evaluation verb first. A shape probe (`infer_output_dim` returns a size) is not.
+    bool data = names::hasEvalVerbFirst(f.name) || (sum.returns.history == Tri::Yes && sum.returns.origin != kNone &&
+                                                    f_.isForwardCall(sum.returns.origin));
+    for (NodeId s : f_.fnStmts_[fn]) {
+      const Stmt& st = m_.stmt(s);
+      if (st.kind != StmtKind::For || st.value == kNone) continue;
+      NodeId it = torch_api::unwrapIterable(m_, st.value);
+      if (f_.kindOf(it) == Kind::Loader) data = true;
+    }
+    f_.evalFunction_[fn] = data;
+  }
+
+  std::vector<EvalSet> entry(nf);
+  std::unordered_map<NodeId, EvalSet> sites;
+  std::unordered_set<NodeId> training;
+  std::unordered_map<NodeId, std::vector<NodeId>> attributed;
+  f_.evalStmt_.assign(m_.stmts.size(), false);
+  for (int round = 0; round < 4; ++round) {
+    sites.clear();
+    training.clear();
+    attributed.clear();
+    f_.evalOpener_.clear();
+    std::fill(f_.evalStmt_.begin(), f_.evalStmt_.end(), false);
+    EvalWalker walker(f_, m_, sites, training, attributed, f_.evalStmt_, f_.evalOpener_);
+    for (uint32_t fn = 0; fn < nf; ++fn) {
+      if (m_.functions[fn].isLambda || isTestFunction(m_, fn)) continue;
+      EvalSet set = entry[fn];
+      walker.block(m_.functions[fn].body, set, true);
+    }
+    // What every call site agrees on, mapped into the callee: arguments to parameters, and
+    // `self.*` paths for methods called on `self`.
+    bool changed = false;
+    for (uint32_t fn = 1; fn < nf; ++fn) {
+      const Function& f = m_.functions[fn];
+      if (f.isLambda || callSites_[fn].empty()) continue;
+      EvalSet agreed;
+      bool first = true;
+      for (NodeId call : callSites_[fn]) {
+        auto it = sites.find(call);
+        EvalSet mapped;
+        if (it != sites.end() && !f_.isForwardCall(call)) {
+          const EvalSet& at = it->second;
+          const Expr& callee = m_.expr(m_.expr(call).lhs);
+          bool onSelf = callee.kind == ExprKind::Attribute && m_.expr(callee.lhs).kind == ExprKind::Name &&
+                        m_.expr(callee.lhs).text == "self";
+          if (onSelf)
+            for (const EvalEntry& e : at)
+              if (e.path.substr(0, 5) == "self.") mapped.push_back(e);
+          bool bound = f.cls >= 0 && callee.kind == ExprKind::Attribute;
+          for (uint32_t i = 0; i < f.paramCount; ++i) {
+            std::string_view pname = m_.params[f.firstParam + i].name;
+            if (bound && i == 0) continue;
+            NodeId arg = keywordArg(m_, call, pname);
+            if (arg == kNone) arg = positionalArg(m_, call, bound ? i - 1 : i);
+            NodeId op = covers(at, f_.pathKey(arg));
+            if (op != kNone) mapped.push_back({pname, op});
+          }
+        }
+        agreed = first ? mapped : intersect(agreed, mapped);
+        first = false;
+      }
+      if (!sameSet(agreed, entry[fn])) {
+        entry[fn] = agreed;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  // Regions that train what they put in eval mode are not evaluation.
+  for (NodeId op : training) {
+    auto it = attributed.find(op);
+    if (it == attributed.end()) continue;
+    for (NodeId c : it->second) f_.evalOpener_.erase(c);
+  }
+  // Forwards of evaluation functions not already tied to an `.eval()`.
+  for (uint32_t fn = 1; fn < nf; ++fn) {
+    if (!f_.evalFunction_[fn]) continue;
+    for (NodeId s : f_.fnStmts_[fn])
+      for (NodeId c : f_.stmtCalls_[s])
+        if (f_.isForwardCall(c) && !f_.evalOpener_.count(c)) f_.evalOpener_[c] = Facts::kEvalByName;
+  }
+}
+
+NodeId Facts::evalOpener(NodeId call) const {
+  auto it = evalOpener_.find(call);
+  return it == evalOpener_.end() ? kNone : it->second;
+}
+
+bool Facts::inEvalContext(NodeId stmt) const { return evalStmt_[stmt] || evalFunction_[m_.stmt(stmt).function]; }
+
+}  // namespace oomlint

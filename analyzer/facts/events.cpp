@@ -1,0 +1,142 @@
+// Pass 4, events: the training-step events (forward, loss, backward, autograd.grad, step,
+// zero_grad) each function runs, in order, with calls of this file's functions expanded to the
+// events their summaries list; which statements reach an update; and which functions are called
+// on a training path (before the update of a training step).
+#include <algorithm>
+#include <functional>
+
+#include "facts/builder.h"
+
+namespace oomlint {
+
+namespace {
+
+uint8_t directEvent(const Facts& f, const Module& m, NodeId call) {
+  if (f.isBackwardCall(call)) return event::kBackward;
+  if (f.isAutogradGradCall(call)) return event::kAutogradGrad;
+  if (f.isOptimizerStep(call)) return event::kStep;
+  if (f.isZeroGradCall(call)) return event::kZeroGrad;
+  if (f.isLossCall(call)) return event::kLoss;
+  if (f.isForwardCall(call) && f.gradMode(m.expr(call).stmt) != GradMode::Disabled) return event::kForward;
+  return 0;
+}
+
+/// `p.grad = None`: clears a gradient as zero_grad does.
+bool clearsGradByAssignment(const Module& m, const Stmt& st) {
+  if (st.kind != StmtKind::Assign) return false;
+  for (NodeId t : items(m, st.targets))
+    if (m.expr(t).kind == ExprKind::Attribute && m.expr(t).text == "grad") return true;
+  return false;
+}
+
+void appendOrder(std::vector<uint8_t>& order, uint8_t kind) {
+  if (!order.empty() && order.back() == kind) return;
+  if (order.size() < 16) order.push_back(kind);
+}
+
+}  // namespace
+
+void FactsBuilder::computeEvents() {
+  size_t nf = m_.functions.size();
+  // Callees first: a depth-first post-order over the call graph.
+  std::vector<std::vector<uint32_t>> callees(nf);
+  for (const auto& [call, targets] : f_.callTargets_) {
+    uint32_t caller = functionOf(m_.expr(call).stmt);
+    for (uint32_t t : targets) callees[caller].push_back(t);
+  }
+  bottomUp_.clear();
+  std::vector<uint8_t> state(nf, 0);
+  for (uint32_t root = 0; root < nf; ++root) {
+    if (state[root]) continue;
+    std::vector<std::pair<uint32_t, size_t>> stack{{root, 0}};
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [fn, next] = stack.back();
+      if (next < callees[fn].size()) {
+        uint32_t t = callees[fn][next++];
+        if (!state[t]) {
+          state[t] = 1;
+          stack.push_back({t, 0});
+        }
+        continue;
+      }
+      state[fn] = 2;
+      bottomUp_.push_back(fn);
+      stack.pop_back();
+    }
+  }
+
+  f_.events_.assign(nf, {});
+  // Twice over, so calls into a recursive group see its events.
+  for (int round = 0; round < 2; ++round) {
+    for (uint32_t fn : bottomUp_) {
+      std::vector<StepEvent> evs;
+      Summary& sum = f_.summaries_[fn];
+      uint8_t bits = 0;
+      std::vector<uint8_t> order;
+      for (NodeId s : f_.fnStmts_[fn]) {
+        if (clearsGradByAssignment(m_, m_.stmt(s))) {
+          evs.push_back({event::kZeroGrad, kNone, s});
+          bits |= event::kZeroGrad;
+          appendOrder(order, event::kZeroGrad);
+        }
+        for (NodeId c : f_.stmtCalls_[s]) {
+          uint8_t k = directEvent(f_, m_, c);
+          if (k) {
+            evs.push_back({k, c, s});
+            bits |= k;
+            appendOrder(order, k);
+            continue;
+          }
+          if (f_.gradMode_[s] == GradMode::Disabled) continue;  // a helper run under no_grad trains nothing here
+          const std::vector<uint32_t>& targets = f_.callTargets(c);
+          if (targets.empty()) continue;
+          // The callee's events, in its order (the first target's; the others only add bits).
+          for (uint8_t kind : f_.summaries_[targets.front()].eventOrder) {
+            evs.push_back({kind, c, s});
+            appendOrder(order, kind);
+          }
+          for (uint32_t t : targets) bits |= f_.summaries_[t].events;
+        }
+      }
+      sum.events = bits;
+      sum.eventOrder = std::move(order);
+      f_.events_[fn] = std::move(evs);
+    }
+  }
+  f_.subtreeEvents_.assign(m_.stmts.size(), 0);
+  for (uint32_t fn = 0; fn < nf; ++fn)
+    for (const StepEvent& e : f_.events_[fn]) {
+      uint8_t k = e.kind;
+      if (e.call != kNone && !f_.callTargets(e.call).empty())
+        for (uint32_t t : f_.callTargets(e.call)) k |= f_.summaries_[t].events;
+      f_.subtreeEvents_[e.stmt] |= k;
+    }
+  for (NodeId s = static_cast<NodeId>(m_.stmts.size()); s-- > 0;) {
+    NodeId p = m_.stmt(s).parent;
+    if (p != kNone) f_.subtreeEvents_[p] |= f_.subtreeEvents_[s];
+  }
+
+  // Called on a training path: a call site inside a loop that updates, or followed by an update
+  // in its caller (a step function), with grad enabled there. Carried down to callees.
+  for (uint32_t fn = 0; fn < nf; ++fn) {
+    for (NodeId call : callSites_[fn]) {
+      NodeId site = m_.expr(call).stmt;
+      if (f_.gradMode_[site] == GradMode::Disabled) continue;
+      uint32_t caller = functionOf(site);
+      bool training = false;
+      for (NodeId l = f_.loopOf_[site]; l != kNone && !training; l = f_.loopOf_[l])
+        if (f_.subtreeEvents_[l] & (event::kBackward | event::kStep)) training = true;
+      for (const StepEvent& e : f_.events_[caller])
+        if ((e.kind & (event::kBackward | event::kStep)) && (e.stmt == site ? e.call != call : f_.mayPrecede(site, e.stmt)))
+          training = true;
+      if (training) f_.summaries_[fn].calledOnTrainingPath = true;
+    }
+  }
+  for (auto it = bottomUp_.rbegin(); it != bottomUp_.rend(); ++it)
+    if (f_.summaries_[*it].calledOnTrainingPath)
+      for (uint32_t t : callees[*it])
+        f_.summaries_[t].calledOnTrainingPath = true;
+}
+
+}  // namespace oomlint

@@ -1,0 +1,188 @@
+// Devices (before values) and file-level facts (after everything else): which names hold a GPU
+// device or sit on the GPU, whether the file clears gradients anywhere, and which statements
+// sit in branches that exist for another PyTorch version or a missing API.
+#include <deque>
+#include <unordered_map>
+
+#include "facts/builder.h"
+#include "facts/names.h"
+#include "facts/torch_api.h"
+
+namespace oomlint {
+
+using namespace torch_api;
+
+namespace {
+
+bool isCudaString(const Module& m, NodeId e) {
+  const Expr& x = m.expr(e);
+  return x.kind == ExprKind::String && x.text.find("cuda") != std::string_view::npos;
+}
+
+}  // namespace
+
+void FactsBuilder::collectDevices() {
+  auto mentionsCuda = [&](NodeId e) {
+    bool found = false;
+    forSubtree(e, [&](NodeId x) {
+      if (isCudaString(m_, x) || startsWith(m_.canonical(x), "torch.cuda.") || m_.canonical(x) == "torch.kCUDA") found = true;
+    });
+    return found;
+  };
+  // The program is written for a GPU: a "cuda" string, a torch.cuda or torch.accelerator call, a
+  // `.cuda()`, an identifier that names CUDA (`is_cuda`, `require_cuda`).
+  for (NodeId e = 0; e < m_.exprs.size() && !f_.fileMentionsCuda_; ++e) {
+    const Expr& x = m_.expr(e);
+    if (isCudaString(m_, e) || startsWith(m_.canonical(e), "torch.cuda") || startsWith(m_.canonical(e), "torch.accelerator") ||
+        m_.canonical(e) == "torch.kCUDA" ||
+        ((x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) && x.text.find("cuda") != std::string_view::npos))
+      f_.fileMentionsCuda_ = true;
+  }
+  for (int round = 0; round < 2; ++round)
+    for (const Stmt& st : m_.stmts) {
+      if (st.kind != StmtKind::Assign || st.value == kNone) continue;
+      const Expr& v = m_.expr(st.value);
+      for (NodeId t : items(m_, st.targets)) {
+        std::string_view key = f_.pathKey(t);
+        if (key.empty()) continue;
+        bool gpu = false;
+        if (v.kind == ExprKind::Call) {
+          const std::string& canon = m_.canonical(st.value);
+          if (canon == "torch.device") gpu = f_.isGpuDeviceExpr(positionalArg(m_, st.value, 0)) || mentionsCuda(st.value);
+          else if (canon == "torch.cuda.current_device" || startsWith(canon, "torch.accelerator.current_")) gpu = true;
+          else gpu = mentionsCuda(st.value) && f_.looksLike(key, Facts::kNamedDevice);
+        } else if (v.kind == ExprKind::String || v.kind == ExprKind::Conditional) {
+          gpu = mentionsCuda(st.value);
+        } else if (v.kind == ExprKind::Name || v.kind == ExprKind::Attribute) {
+          gpu = f_.gpuNames_.count(f_.pathKey(st.value)) != 0;
+        }
+        if (gpu) f_.gpuNames_.insert(key);
+      }
+    }
+  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+    const Expr& x = m_.expr(e);
+    if (x.kind != ExprKind::Call) continue;
+    std::string_view meth = methodName(m_, e);
+    NodeId recv = receiverOf(m_, e);
+    std::string_view key = f_.pathKey(recv);
+    if (key.empty()) continue;
+    if ((meth == "cuda" && x.argCount <= 1) || (meth == "to" && x.argCount >= 1 && f_.isGpuDeviceExpr(positionalArg(m_, e, 0))))
+      f_.modulesOnGpu_.insert(key);
+  }
+}
+
+namespace {
+
+/// A condition that tests the PyTorch version or whether an API exists.
+bool isVersionTest(const Module& m, NodeId cond) {
+  if (cond == kNone) return false;
+  const Span& sp = m.expr(cond).span;
+  for (NodeId e = cond + 1; e-- > 0;) {
+    const Expr& x = m.expr(e);
+    if (x.span.begin < sp.begin || x.span.end > sp.end) break;
+    std::string_view name;
+    if (x.kind == ExprKind::Attribute || x.kind == ExprKind::Name) name = x.text;
+    if (x.kind == ExprKind::Call) name = calleeName(m, e);
+    if (name.empty()) continue;
+    if (name == "__version__" || names::hasWord(name, "version")) return true;
+    // `hasattr(torch.amp, "GradScaler")`, `hasattr(F, "scaled_dot_product_attention")`.
+    if (x.kind == ExprKind::Call && (name == "hasattr" || name == "getattr") &&
+        startsWith(m.canonical(positionalArg(m, e, 0)), "torch"))
+      return true;
+    // `_TORCH_GREATER_EQUAL_2_4`, `is_torch_greater_or_equal("2.3")`, `TORCH_GE_2_0`.
+    if (names::hasWord(name, "torch") && (names::hasWord(name, "greater") || names::hasWord(name, "less") ||
+                                          names::hasWord(name, "ge") || names::hasWord(name, "lt") ||
+                                          names::hasWord(name, "gte") || names::hasWord(name, "older") ||
+                                          names::hasWord(name, "newer")))
+      return true;
+  }
+  return false;
+}
+
+bool catchesMissingApi(const Module& m, const Handler& h) {
+  if (h.type == kNone) return false;
+  bool found = false;
+  const Span& sp = m.expr(h.type).span;
+  for (NodeId e = h.type + 1; e-- > 0;) {
+    const Expr& x = m.expr(e);
+    if (x.span.begin < sp.begin || x.span.end > sp.end) break;
+    if (x.kind == ExprKind::Name && (x.text == "AttributeError" || x.text == "ImportError" || x.text == "TypeError" ||
+                                     x.text == "ModuleNotFoundError" || x.text == "NameError"))
+      found = true;
+  }
+  return found;
+}
+
+}  // namespace
+
+void FactsBuilder::computeProgramFacts() {
+  // Flags a class only ever sets to a false literal: `if self.flag:` bodies never run.
+  f_.unreachable_.assign(m_.stmts.size(), false);
+  std::unordered_map<std::string_view, int> falsy;  // "family:self.x" -> 1 falsy only, 0 otherwise
+  std::deque<std::string> keys;
+  auto keyOf = [&](uint32_t fn, std::string_view path) -> std::string_view {
+    int32_t c = f_.classOfFunction(fn);
+    if (c < 0 || path.substr(0, 5) != "self.") return {};
+    return keys.emplace_back(std::to_string(f_.familyRoot_[static_cast<size_t>(c)]) + ":" + std::string(path));
+  };
+  for (const Stmt& st : m_.stmts) {
+    if (st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign) continue;
+    for (NodeId t : items(m_, st.kind == StmtKind::Assign ? st.targets : List{})) {
+      std::string_view key = keyOf(st.function, f_.pathKey(t));
+      if (key.empty()) continue;
+      const Expr& v = m_.expr(st.value);
+      bool isFalse = st.value != kNone && (isFalseLiteral(m_, st.value) || v.kind == ExprKind::NoneLit);
+      auto [it, added] = falsy.try_emplace(key, isFalse ? 1 : 0);
+      if (!added && !isFalse) it->second = 0;
+    }
+  }
+  if (!falsy.empty())
+    for (NodeId s = 0; s < m_.stmts.size(); ++s) {
+      const Stmt& st = m_.stmt(s);
+      if (st.kind != StmtKind::If || st.value == kNone) continue;
+      const Expr& c = m_.expr(st.value);
+      bool negated = c.kind == ExprKind::UnaryOp && c.text == "not";
+      std::string_view key = keyOf(st.function, f_.pathKey(negated ? c.lhs : st.value));
+      auto it = key.empty() ? falsy.end() : falsy.find(key);
+      if (it == falsy.end() || it->second != 1) continue;
+      forEachNested(negated ? st.orelse : st.body, [&](NodeId x) { f_.unreachable_[x] = true; });
+    }
+
+  f_.versionGated_.assign(m_.stmts.size(), false);
+  for (NodeId s = 0; s < m_.stmts.size(); ++s) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind == StmtKind::If && isVersionTest(m_, st.value)) {
+      auto mark = [&](NodeId x) { f_.versionGated_[x] = true; };
+      forEachNested(st.body, mark);
+      forEachNested(st.orelse, mark);
+    } else if (st.kind == StmtKind::Try) {
+      for (uint32_t h = 0; h < st.handlerCount; ++h) {
+        const Handler& hd = m_.handlers[st.firstHandler + h];
+        if (catchesMissingApi(m_, hd)) forEachNested(hd.body, [&](NodeId x) { f_.versionGated_[x] = true; });
+      }
+    }
+  }
+
+  // Anything in the file that clears or overwrites gradients, or a framework that does.
+  for (const auto& [local, full] : m_.imports) {
+    std::string_view root = std::string_view(full).substr(0, full.find('.'));
+    if (root == "lightning" || root == "pytorch_lightning" || root == "deepspeed") f_.clearsGradients_ = true;
+    if (full == "torch.distributed.autograd" || startsWith(full, "torch.distributed.autograd.")) f_.clearsGradients_ = true;
+  }
+  for (uint32_t fn = 0; fn < m_.functions.size() && !f_.clearsGradients_; ++fn)
+    if (f_.summaries_[fn].events & event::kZeroGrad) f_.clearsGradients_ = true;
+  for (NodeId e = 0; e < m_.exprs.size() && !f_.clearsGradients_; ++e) {
+    const Expr& x = m_.expr(e);
+    if (x.kind != ExprKind::Call) continue;
+    std::string_view meth = methodName(m_, e);
+    if (meth == "clear_grad" || meth == "zero_grads") f_.clearsGradients_ = true;
+    if (meth == "zero_" || meth == "detach_") {
+      std::string_view key = f_.pathKey(receiverOf(m_, e));
+      if (key.find("grad") != std::string_view::npos) f_.clearsGradients_ = true;
+    }
+    if (calleeName(m_, e).find("zero_grad") != std::string_view::npos) f_.clearsGradients_ = true;
+    if (startsWith(m_.canonical(e), "torch.distributed.autograd.")) f_.clearsGradients_ = true;
+  }
+}
+
+}  // namespace oomlint

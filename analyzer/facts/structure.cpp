@@ -1,0 +1,441 @@
+// Pass 1, structure: statements per function, enclosing loops, calls per statement, functions by
+// name, class families (a class with its in-file bases and subclasses); and, once kinds are
+// known, the functions each call may run.
+#include <algorithm>
+
+#include "facts/builder.h"
+#include "facts/names.h"
+
+namespace oomlint {
+
+void FactsBuilder::buildStructure() {
+  size_t ns = m_.stmts.size(), ne = m_.exprs.size(), nf = m_.functions.size(), nc = m_.classes.size();
+  f_.fnStmts_.assign(nf, {});
+  f_.stmtCalls_.assign(ns, {});
+  f_.loopOf_.assign(ns, kNone);
+  f_.depth_.assign(ns, 0);
+  if (m_.lang == Lang::Cpp) {
+    f_.cppKeys_.assign(ne, {});
+    for (NodeId e = 0; e < ne; ++e)
+      if (m_.expr(e).kind == ExprKind::Attribute) {
+        std::string key = dottedPath(m_, e);
+        if (!key.empty()) f_.cppKeys_[e] = f_.cppKeyText_.emplace_back(std::move(key));
+      }
+  }
+  for (NodeId s = 0; s < ns; ++s) {
+    const Stmt& st = m_.stmt(s);
+    f_.fnStmts_[st.function].push_back(s);
+    if (st.parent != kNone) {
+      StmtKind pk = m_.stmt(st.parent).kind;
+      f_.loopOf_[s] = (pk == StmtKind::For || pk == StmtKind::While) ? st.parent : f_.loopOf_[st.parent];
+      f_.depth_[s] = f_.depth_[st.parent] + 1;
+    }
+  }
+  // Calls a statement runs; those inside a lambda body run wherever the lambda is called.
+  for (NodeId e = 0; e < ne; ++e) {
+    const Expr& x = m_.expr(e);
+    if (x.kind == ExprKind::Call && x.stmt != kNone && !m_.functions[x.owner].isLambda) f_.stmtCalls_[x.stmt].push_back(e);
+  }
+  for (const Function& fn : m_.functions)
+    if (!fn.isLambda) f_.functionsByName_[fn.name].push_back(static_cast<uint32_t>(&fn - m_.functions.data()));
+
+  // Class families: bases named by a class of this file, both ways.
+  f_.classFamily_.assign(nc, {});
+  f_.familyRoot_.assign(nc, -1);
+  std::unordered_map<std::string_view, int32_t> byName;
+  for (size_t c = 0; c < nc; ++c) byName.emplace(m_.classes[c].name, static_cast<int32_t>(c));
+  std::vector<int32_t> parent(nc);
+  for (size_t c = 0; c < nc; ++c) parent[c] = static_cast<int32_t>(c);
+  auto find = [&](int32_t x) {
+    while (parent[static_cast<size_t>(x)] != x) x = parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
+    return x;
+  };
+  for (size_t c = 0; c < nc; ++c)
+    for (NodeId b : items(m_, m_.classes[c].bases)) {
+      std::string_view last = names::lastComponent(m_.textOf(b));
+      auto it = byName.find(last);
+      if (it == byName.end() || it->second == static_cast<int32_t>(c)) continue;
+      int32_t a = find(static_cast<int32_t>(c)), r = find(it->second);
+      if (a != r) parent[static_cast<size_t>(a)] = r;
+    }
+  for (size_t c = 0; c < nc; ++c) {
+    int32_t root = find(static_cast<int32_t>(c));
+    f_.familyRoot_[c] = root;
+    f_.classFamily_[static_cast<size_t>(root)].push_back(static_cast<int32_t>(c));
+  }
+  for (size_t c = 0; c < nc; ++c)
+    if (f_.familyRoot_[c] != static_cast<int32_t>(c)) f_.classFamily_[c] = f_.classFamily_[static_cast<size_t>(f_.familyRoot_[c])];
+}
+
+namespace {
+
+bool isSelfName(const Module& m, NodeId e) { return m.expr(e).kind == ExprKind::Name && m.expr(e).text == "self"; }
+
+/// `super().method` / `super(Cls, self).method`.
+bool isSuperCall(const Module& m, NodeId e) {
+  const Expr& x = m.expr(e);
+  return x.kind == ExprKind::Call && m.expr(x.lhs).kind == ExprKind::Name && m.expr(x.lhs).text == "super";
+}
+
+}  // namespace
+
+void FactsBuilder::resolveCallTargets() {
+  callSites_.assign(m_.functions.size(), {});
+  f_.callTargets_.clear();
+  auto methodsNamed = [&](int32_t cls, std::string_view name, std::vector<uint32_t>& out) {
+    if (cls < 0) return;
+    auto it = f_.functionsByName_.find(name);
+    if (it == f_.functionsByName_.end()) return;
+    const std::vector<int32_t>& family = f_.classFamily_[static_cast<size_t>(cls)];
+    for (uint32_t fn : it->second) {
+      int32_t c = m_.functions[fn].cls;
+      if (c >= 0 && std::find(family.begin(), family.end(), c) != family.end() && out.size() < 6) out.push_back(fn);
+    }
+  };
+  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+    const Expr& c = m_.expr(e);
+    if (c.kind != ExprKind::Call || c.stmt == kNone || c.lhs == kNone) continue;
+    const Expr& callee = m_.expr(c.lhs);
+    std::vector<uint32_t> out;
+    uint32_t caller = functionOf(c.stmt);
+    if (callee.kind == ExprKind::Name && callee.canonical == 0) {
+      auto it = f_.functionsByName_.find(callee.text);
+      if (it != f_.functionsByName_.end()) {
+        // A name defined many times resolves to its last definition (what Python would call
+        // after the module ran); a few alternatives (if/else definitions) are all kept. Nested
+        // definitions count only inside the function that defines them.
+        const std::vector<uint32_t>& defs = it->second;
+        for (uint32_t d : defs) {
+          const Function& df = m_.functions[d];
+          if (df.cls >= 0) continue;
+          bool visible = df.parent == 0;
+          for (uint32_t p = caller; !visible && p != 0; p = m_.functions[p].parent)
+            if (df.parent == p) visible = true;
+          if (visible) out.push_back(d);
+        }
+        if (out.size() > 4) out.erase(out.begin(), out.end() - 1);
+      }
+      // `Cls(...)` runs Cls.__init__; a module class's instance call runs its forward elsewhere.
+    } else if (callee.kind == ExprKind::Attribute && callee.lhs != kNone) {
+      NodeId base = callee.lhs;
+      if (isSelfName(m_, base)) {
+        methodsNamed(f_.classOfFunction(caller), callee.text, out);
+      } else if (isSuperCall(m_, base)) {
+        methodsNamed(f_.classOfFunction(caller), callee.text, out);
+        out.erase(std::remove_if(out.begin(), out.end(), [&](uint32_t t) { return m_.functions[t].cls == f_.classOfFunction(caller); }),
+                  out.end());
+      } else if (kindsFinal_) {
+        int32_t cls = f_.classOf(base);
+        if (cls >= 0) methodsNamed(cls, callee.text, out);
+      }
+    }
+    // A module instance of a class of this file: `net(x)` runs its forward.
+    if (out.empty() && kindsFinal_ && f_.isForwardCall(e)) {
+      NodeId mod = callee.kind == ExprKind::Attribute && callee.text == "forward" ? callee.lhs : c.lhs;
+      int32_t cls = f_.classOf(mod);
+      if (cls >= 0) methodsNamed(cls, "forward", out);
+    }
+    if (out.empty()) continue;
+    for (uint32_t t : out) callSites_[t].push_back(e);
+    f_.callTargets_.emplace(e, std::move(out));
+  }
+}
+
+// ------------------------------------------------------------------ queries
+
+bool Facts::within(NodeId inner, NodeId outer) const {
+  for (NodeId p = inner; p != kNone; p = m_.stmt(p).parent)
+    if (p == outer) return true;
+  return false;
+}
+
+namespace {
+
+/// Which list of `parent` holds `child`: 0 body, 1 orelse, 2 finalbody, 3+h handler h.
+int branchOf(const Module& m, NodeId parent, NodeId child) {
+  const Stmt& p = m.stmt(parent);
+  auto holds = [&](List l) {
+    for (NodeId s : items(m, l))
+      if (s == child) return true;
+    return false;
+  };
+  if (holds(p.body)) return 0;
+  if (holds(p.orelse)) return 1;
+  if (holds(p.finalbody)) return 2;
+  for (uint32_t h = 0; h < p.handlerCount; ++h)
+    if (holds(m.handlers[p.firstHandler + h].body)) return 3 + static_cast<int>(h);
+  return -1;
+}
+
+}  // namespace
+
+bool Facts::exclusive(NodeId a, NodeId b) const {
+  if (a == kNone || b == kNone || a == b) return false;
+  // Climb both to the same depth, then together to the lowest common parent.
+  NodeId x = a, y = b;
+  while (depth_[x] > depth_[y]) x = m_.stmt(x).parent;
+  while (depth_[y] > depth_[x]) y = m_.stmt(y).parent;
+  if (x == y) return false;  // one contains the other
+  NodeId px = m_.stmt(x).parent, py = m_.stmt(y).parent;
+  while (px != py) {
+    x = px;
+    y = py;
+    px = m_.stmt(x).parent;
+    py = m_.stmt(y).parent;
+  }
+  if (px == kNone) return false;
+  if (m_.stmt(px).kind != StmtKind::If) return false;
+  int bx = branchOf(m_, px, x), by = branchOf(m_, px, y);
+  return bx >= 0 && by >= 0 && bx != by;
+}
+
+bool Facts::mayPrecede(NodeId a, NodeId b) const {
+  if (a == kNone || b == kNone) return false;
+  return m_.stmt(a).span.begin < m_.stmt(b).span.begin && !within(b, a) && !exclusive(a, b);
+}
+
+bool Facts::dominates(NodeId a, NodeId b) const {
+  if (a == kNone || b == kNone || a == b) return false;
+  if (m_.stmt(a).span.begin >= m_.stmt(b).span.begin) return false;
+  // `a` must sit directly in a block that also (transitively) holds `b`, and that block must not
+  // be one a loop or branch skips: every statement between `a`'s parent and `b` encloses `b`.
+  NodeId pa = m_.stmt(a).parent;
+  if (pa == kNone) return m_.stmt(a).function == m_.stmt(b).function;
+  if (!within(b, pa)) return false;
+  // `b`'s ancestor directly under `a`'s parent must sit in the same list as `a` (not the other
+  // branch of an if, not a handler of the try whose body holds `a`).
+  NodeId y = b;
+  while (m_.stmt(y).parent != pa) y = m_.stmt(y).parent;
+  return branchOf(m_, pa, a) == branchOf(m_, pa, y);
+}
+
+std::string_view Facts::pathKey(NodeId e) const {
+  if (e == kNone) return {};
+  const Expr& x = m_.expr(e);
+  if (x.kind == ExprKind::Name) return x.text;
+  if (x.kind != ExprKind::Attribute) return {};
+  if (m_.lang == Lang::Cpp) return cppKeys_[e];
+  // The source text of a plain dotted chain is its own key (no spaces, no calls).
+  for (NodeId p = x.lhs; p != kNone; p = m_.expr(p).lhs) {
+    const Expr& px = m_.expr(p);
+    if (px.kind == ExprKind::Name) break;
+    if (px.kind != ExprKind::Attribute) return {};
+  }
+  std::string_view t = m_.textOf(e);
+  for (char c : t)
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\\' || c == '(' || c == '#') return {};
+  return t;
+}
+
+const std::vector<uint32_t>& Facts::callTargets(NodeId call) const {
+  static const std::vector<uint32_t> none;
+  auto it = callTargets_.find(call);
+  return it == callTargets_.end() ? none : it->second;
+}
+
+int32_t Facts::classOfFunction(uint32_t fn) const {
+  // A nested function inside a method still sees `self` of that class.
+  for (int guard = 0; guard < 64; ++guard) {
+    if (m_.functions[fn].cls >= 0) return m_.functions[fn].cls;
+    if (fn == 0) return -1;
+    fn = m_.functions[fn].parent;
+  }
+  return -1;
+}
+
+uint32_t Facts::functionDenoted(NodeId e) const {
+  if (e == kNone) return UINT32_MAX;
+  const Expr& x = m_.expr(e);
+  if (x.kind == ExprKind::Lambda) return x.function;
+  uint32_t caller = x.stmt == kNone ? 0 : m_.stmt(x.stmt).function;
+  auto byName = [&](std::string_view name, int32_t cls) -> uint32_t {
+    auto it = functionsByName_.find(name);
+    if (it == functionsByName_.end()) return UINT32_MAX;
+    for (uint32_t fn : it->second) {
+      int32_t c = m_.functions[fn].cls;
+      if (cls < 0 ? c < 0 : (c >= 0 && familyRoot_[static_cast<size_t>(c)] == familyRoot_[static_cast<size_t>(cls)])) return fn;
+    }
+    return UINT32_MAX;
+  };
+  if (x.kind == ExprKind::Name && x.canonical == 0) return byName(x.text, -1);
+  if (x.kind == ExprKind::Attribute && m_.expr(x.lhs).kind == ExprKind::Name && m_.expr(x.lhs).text == "self")
+    return byName(x.text, classOfFunction(caller));
+  if (x.kind == ExprKind::Attribute) {
+    int32_t cls = classOf(x.lhs);  // `recorder.save` on an instance of a class of this file
+    if (cls >= 0) return byName(x.text, cls);
+  }
+  return UINT32_MAX;
+}
+
+bool Facts::mentionsPath(NodeId e, std::string_view path) const {
+  if (path.empty()) return false;
+  bool found = false;
+  forSubtree(e, [&](NodeId x) {
+    if (found) return;
+    ExprKind k = m_.expr(x).kind;
+    if (k != ExprKind::Name && k != ExprKind::Attribute) return;
+    std::string_view p = pathKey(x);
+    if (p == path || (p.size() > path.size() && p.substr(0, path.size()) == path && p[path.size()] == '.')) found = true;
+  });
+  return found;
+}
+
+void Facts::definitionsOf(NodeId e, std::vector<NodeId>& out) const {
+  out.clear();
+  if (e == kNone || m_.expr(e).kind != ExprKind::Name || m_.expr(e).stmt == kNone) return;
+  NodeId site = useSite_[e];
+  // `scores += bias` updates in place: its value and what the target held before both count.
+  for (int guard = 0; guard < 8 && site != kNone && m_.stmt(site).kind == StmtKind::AugAssign; ++guard) {
+    out.push_back(site);
+    NodeId target = m_.stmt(site).target;
+    site = m_.expr(target).kind == ExprKind::Name ? useSite_[target] : kNone;
+  }
+  if (site != kNone) {
+    if (m_.stmt(site).kind == StmtKind::Assign) out.push_back(site);
+    return;
+  }
+  if (!out.empty()) return;
+  std::string_view name = m_.expr(e).text;
+  NodeId reader = m_.expr(e).stmt;
+  for (NodeId s : fnStmts_[m_.stmt(reader).function]) {
+    if (m_.stmt(s).span.begin >= m_.stmt(reader).span.begin) break;
+    const Stmt& st = m_.stmt(s);
+    if (st.kind != StmtKind::Assign) continue;
+    for (NodeId t : items(m_, st.targets)) {
+      bool binds = false;
+      forSubtree(t, [&](NodeId x) {
+        if (m_.expr(x).kind == ExprKind::Name && m_.expr(x).text == name) binds = true;
+      });
+      if (binds && out.size() < 8) out.push_back(s);
+    }
+  }
+}
+
+bool Facts::flowsToBackward(uint32_t fn, std::string_view path) const {
+  for (const StepEvent& e : events_[fn]) {
+    if (!(e.kind & (event::kBackward | event::kAutogradGrad)) || e.call == kNone) continue;
+    if (!isBackwardCall(e.call) && !isAutogradGradCall(e.call) && callTargets(e.call).empty()) continue;
+    if (mentionsPath(e.call, path)) return true;
+  }
+  return false;
+}
+
+bool Facts::isReturned(uint32_t fn, std::string_view path) const {
+  for (NodeId s : fnStmts_[fn]) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind == StmtKind::Return && mentionsPath(st.value, path)) return true;
+  }
+  return false;
+}
+
+namespace {
+
+enum class Exposure : uint8_t { None, Read, Written };
+
+class ExposureWalker {
+ public:
+  ExposureWalker(const Facts& f, const Module& m, std::string_view path) : f_(f), m_(m), path_(path) {}
+
+  Exposure block(List body) const {
+    for (NodeId s : items(m_, body)) {
+      Exposure e = statement(s);
+      if (e != Exposure::None) return e;
+    }
+    return Exposure::None;
+  }
+
+ private:
+  bool reads(NodeId e) const { return e != kNone && f_.mentionsPath(e, path_); }
+  bool binds(NodeId target) const {
+    bool found = false;
+    const Expr& t = m_.expr(target);
+    if (t.kind == ExprKind::Name || t.kind == ExprKind::Attribute) return f_.pathKey(target) == path_;
+    if (t.kind == ExprKind::Container)
+      for (const Arg& a : argsOf(m_, t))
+        if (binds(a.value)) found = true;
+    return found;
+  }
+
+  Exposure statement(NodeId s) const {
+    const Stmt& st = m_.stmt(s);
+    switch (st.kind) {
+      case StmtKind::Assign: {
+        if (reads(st.value)) return Exposure::Read;
+        bool written = false;
+        for (NodeId t : items(m_, st.targets)) {
+          if (binds(t)) written = true;
+          else if (reads(t)) return Exposure::Read;  // `h[0] = x` uses what `h` holds
+        }
+        return written ? Exposure::Written : Exposure::None;
+      }
+      case StmtKind::AugAssign: return reads(st.target) || reads(st.value) ? Exposure::Read : Exposure::None;
+      case StmtKind::If: {
+        if (reads(st.value)) return Exposure::Read;
+        Exposure a = block(st.body), b = block(st.orelse);
+        if (a == Exposure::Read || b == Exposure::Read) return Exposure::Read;
+        return a == Exposure::Written && b == Exposure::Written ? Exposure::Written : Exposure::None;
+      }
+      case StmtKind::For:
+      case StmtKind::While:
+        if (reads(st.value)) return Exposure::Read;
+        return block(st.body) == Exposure::Read || block(st.orelse) == Exposure::Read ? Exposure::Read : Exposure::None;
+      case StmtKind::With: {
+        for (NodeId t : items(m_, st.targets))
+          if (reads(t)) return Exposure::Read;
+        return block(st.body);
+      }
+      case StmtKind::Try: {
+        Exposure body = block(st.body);
+        if (body == Exposure::Read) return body;
+        for (uint32_t h = 0; h < st.handlerCount; ++h)
+          if (block(m_.handlers[st.firstHandler + h].body) == Exposure::Read) return Exposure::Read;
+        return body;
+      }
+      case StmtKind::FunctionDef:
+      case StmtKind::ClassDef: return Exposure::None;
+      default: {
+        if (reads(st.value)) return Exposure::Read;
+        for (NodeId t : items(m_, st.targets))
+          if (reads(t)) return Exposure::Read;
+        return Exposure::None;
+      }
+    }
+  }
+
+  const Facts& f_;
+  const Module& m_;
+  std::string_view path_;
+};
+
+}  // namespace
+
+bool Facts::readBeforeWritten(NodeId loop, std::string_view path) const {
+  if (loop == kNone || path.empty()) return false;
+  const Stmt& l = m_.stmt(loop);
+  ExposureWalker w(*this, m_, path);
+  if (l.kind == StmtKind::While && l.value != kNone && mentionsPath(l.value, path)) return true;
+  return w.block(l.body) == Exposure::Read;
+}
+
+Span Facts::firstLine(Span s) const {
+  if (s.endLine != s.line && s.line >= 1 && s.line <= m_.lineStarts.size()) {
+    std::string_view text = m_.lineText(s.line);
+    size_t n = text.size();
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t')) --n;
+    s.endLine = s.line;
+    s.endCol = static_cast<uint32_t>(n);
+    s.end = m_.lineStarts[s.line - 1] + static_cast<uint32_t>(n);
+  }
+  return s;
+}
+
+bool Facts::runsOnce(NodeId loop) const {
+  const Stmt& l = m_.stmt(loop);
+  for (NodeId s : items(m_, l.body)) {
+    StmtKind k = m_.stmt(s).kind;
+    if (k == StmtKind::Return || k == StmtKind::Break || k == StmtKind::Raise) return true;
+  }
+  return false;
+}
+
+}  // namespace oomlint

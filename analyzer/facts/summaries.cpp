@@ -1,0 +1,129 @@
+// Pass 2b, stores: which parameters each function sums or stores into state that outlives the
+// call (`self.sum += val * n`, `self.history[k].append(v)`, `LOG.append(x)` on a global), so a
+// caller's `meter.update(loss)` is an accumulation whatever the meter is called; and the classes
+// of this file whose methods do that (meters, recorders).
+#include "facts/builder.h"
+
+namespace oomlint {
+
+namespace {
+
+/// Index of the parameter `e` is made from without leaving the tensor (`val`, `val * n`,
+/// `val.mean()`, `val[0]`), or -1. `.item()`, `.detach()`, `float(val)` leave it.
+int paramRoot(const Module& m, const Function& fn, NodeId e, int depth = 0) {
+  if (e == kNone || depth > 8) return -1;
+  const Expr& x = m.expr(e);
+  switch (x.kind) {
+    case ExprKind::Name:
+      for (uint32_t i = 0; i < fn.paramCount; ++i)
+        if (m.params[fn.firstParam + i].name == x.text) return x.text == "self" ? -1 : static_cast<int>(i);
+      return -1;
+    case ExprKind::Subscript:
+    case ExprKind::Attribute:
+      if (x.kind == ExprKind::Attribute && (x.text == "data" || x.text == "shape" || x.text == "grad")) return -1;
+      return paramRoot(m, fn, x.lhs, depth + 1);
+    case ExprKind::BinOp: {
+      int l = paramRoot(m, fn, x.lhs, depth + 1);
+      return l >= 0 ? l : paramRoot(m, fn, x.rhs, depth + 1);
+    }
+    case ExprKind::Call: {
+      std::string_view meth = methodName(m, e);
+      if (receiverOf(m, e) == kNone || !m.canonical(e).empty()) return -1;
+      if (meth == "item" || meth == "detach" || meth == "tolist" || meth == "numpy" || meth == "cpu" || meth == "size") return -1;
+      return paramRoot(m, fn, receiverOf(m, e), depth + 1);
+    }
+    default: return -1;
+  }
+}
+
+/// The statement's target is state that outlives a call: an attribute of `self` (or an element of
+/// one), or a module-level name the function does not bind itself.
+bool outlivesCall(const Module& m, const Facts& f, uint32_t fn, NodeId target) {
+  NodeId root = target;
+  while (m.expr(root).kind == ExprKind::Subscript || m.expr(root).kind == ExprKind::Attribute) {
+    if (m.expr(root).kind == ExprKind::Attribute && m.expr(m.expr(root).lhs).kind == ExprKind::Name &&
+        m.expr(m.expr(root).lhs).text == "self")
+      return true;
+    root = m.expr(root).lhs;
+  }
+  if (m.expr(root).kind != ExprKind::Name || root == target) return false;
+  std::string_view name = m.expr(root).text;
+  const Function& fun = m.functions[fn];
+  for (uint32_t i = 0; i < fun.paramCount; ++i)
+    if (m.params[fun.firstParam + i].name == name) return false;
+  for (NodeId s : f.statementsOf(fn))
+    for (NodeId t : items(m, m.stmt(s).targets))
+      if (m.expr(t).kind == ExprKind::Name && m.expr(t).text == name) return false;
+  return fn != 0;
+}
+
+}  // namespace
+
+void FactsBuilder::computeStores() {
+  f_.accumulatorClass_.assign(m_.classes.size(), false);
+  for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
+    const Function& fun = m_.functions[fn];
+    if (fun.isLambda || fun.paramCount == 0) continue;
+    Summary& sum = f_.summaries_[fn];
+    for (NodeId s : f_.fnStmts_[fn]) {
+      const Stmt& st = m_.stmt(s);
+      NodeId target = kNone, value = kNone;
+      bool accumulates = false;
+      if (st.kind == StmtKind::AugAssign && (st.op == "+=" || st.op == "-=")) {
+        target = st.target;
+        value = st.value;
+        accumulates = true;
+      } else if (st.kind == StmtKind::Assign && st.targets.count == 1 && st.value != kNone) {
+        target = st.target;
+        const Expr& v = m_.expr(st.value);
+        std::string_view key = f_.pathKey(target);
+        if (v.kind == ExprKind::BinOp && (v.text == "+" || v.text == "-") && !key.empty() &&
+            (f_.pathKey(v.lhs) == key || f_.pathKey(v.rhs) == key)) {
+          value = f_.pathKey(v.lhs) == key ? v.rhs : v.lhs;
+          accumulates = true;
+        } else if (m_.expr(target).kind == ExprKind::Subscript || m_.expr(target).kind == ExprKind::Attribute) {
+          value = st.value;
+        }
+      } else if (st.kind == StmtKind::Expr && st.value != kNone && m_.expr(st.value).kind == ExprKind::Call) {
+        std::string_view meth = methodName(m_, st.value);
+        if (meth == "append" || meth == "push_back" || meth == "emplace_back") value = positionalArg(m_, st.value, 0);
+        else if (meth == "insert") value = positionalArg(m_, st.value, 1);
+        if (value != kNone) target = receiverOf(m_, st.value);
+        if (target != kNone && m_.expr(target).kind == ExprKind::Name) {
+          // An append to a name: state only when it is not the function's own.
+          if (!outlivesCall(m_, f_, fn, target)) {
+            bool global = true;
+            for (NodeId t2 : f_.fnStmts_[fn])
+              for (NodeId tt : items(m_, m_.stmt(t2).targets))
+                if (m_.expr(tt).kind == ExprKind::Name && m_.expr(tt).text == m_.expr(target).text) global = false;
+            for (uint32_t i = 0; i < fun.paramCount; ++i)
+              if (m_.params[fun.firstParam + i].name == m_.expr(target).text) global = false;
+            if (!global) continue;
+          }
+        }
+      }
+      if (target == kNone || value == kNone) continue;
+      // A bare name summed in a function is that function's own (Python makes it local).
+      bool outer = m_.expr(target).kind == ExprKind::Name ? st.kind == StmtKind::Expr : outlivesCall(m_, f_, fn, target);
+      if (!outer) continue;
+      int p = paramRoot(m_, fun, value);
+      if (p < 0 || p >= 32) continue;
+      if (accumulates) sum.accumulatesParam |= 1u << p;
+      else sum.storesParam |= 1u << p;
+      if (sum.accumulateAt == kNone) sum.accumulateAt = s;
+    }
+    // A softmax wrapper: it returns the softmax of a parameter (`return x.masked_fill(m, -inf).softmax(-1)`).
+    for (NodeId s : f_.fnStmts_[fn]) {
+      const Stmt& st = m_.stmt(s);
+      if (st.kind != StmtKind::Return || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) continue;
+      NodeId input = f_.softmaxInput(st.value);
+      int p = input == kNone ? -1 : paramRoot(m_, fun, input);
+      if (p >= 0) sum.softmaxOfParam = p;
+    }
+    int32_t cls = f_.classOfFunction(fn);
+    if (cls >= 0 && fun.cls >= 0 && (sum.accumulatesParam || sum.storesParam) && fun.name != "__init__")
+      f_.accumulatorClass_[static_cast<size_t>(cls)] = true;
+  }
+}
+
+}  // namespace oomlint

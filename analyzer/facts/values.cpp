@@ -1,0 +1,811 @@
+// Pass 5, values: what is known about every expression's value (autograd history, GPU), by
+// abstract interpretation of each function body, callees first so a call of a function of this
+// file answers with that function's summary. Then a second round with what backward calls
+// prove: the tensor `.backward()` is called on carries history, and so do its siblings (the
+// other outputs of the same call, tuple or dict).
+//
+// Join rule at control-flow merges: a fact holds after the merge only if it holds on both paths
+// (Yes and Unknown give Unknown); a name bound on one path only is unknown afterwards.
+#include <algorithm>
+
+#include "facts/builder.h"
+#include "facts/names.h"
+#include "facts/torch_api.h"
+
+namespace oomlint {
+
+using namespace torch_api;
+
+namespace {
+
+Tri joinTri(Tri a, Tri b) { return a == b ? a : Tri::Unknown; }
+
+/// Any Yes wins; all No gives No; otherwise Unknown. How history flows through arithmetic.
+Tri anyYes(Tri acc, Tri v) {
+  if (acc == Tri::Yes || v == Tri::Yes) return Tri::Yes;
+  if (acc == Tri::No && v == Tri::No) return Tri::No;
+  return Tri::Unknown;
+}
+
+ValueFact joinFact(const ValueFact& a, const ValueFact& b) {
+  ValueFact j;
+  j.history = joinTri(a.history, b.history);
+  j.device = joinTri(a.device, b.device);
+  j.scalarLoss = a.scalarLoss && b.scalarLoss;
+  j.origin = a.origin == b.origin ? a.origin : (j.history == Tri::Yes ? a.origin : kNone);
+  return j;
+}
+
+struct Binding {
+  ValueFact fact;
+  NodeId loop = kBoundOutsideLoops;
+  NodeId site = kNone;   // the assignment statement that made the value (`x = x + 1` included)
+  NodeId bound = kNone;  // the statement that made the binding updates keep (`total = 0` for `total += x`)
+};
+
+/// Variable path -> what is known about its value. A vector (functions bind a handful of
+/// names, and environments are copied at every branch and loop, so copies must stay cheap),
+/// with a hash index once it grows: a 100k-line function must not cost 100k² comparisons.
+class Env {
+ public:
+  using Item = std::pair<std::string_view, Binding>;
+  const Binding* get(std::string_view key) const {
+    if (index_.empty()) {
+      for (const Item& kv : items_)
+        if (kv.first == key) return &kv.second;
+      return nullptr;
+    }
+    auto it = index_.find(key);
+    return it == index_.end() ? nullptr : &items_[it->second].second;
+  }
+  Binding* get(std::string_view key) { return const_cast<Binding*>(static_cast<const Env*>(this)->get(key)); }
+  void put(std::string_view key, const Binding& b) {
+    if (Binding* old = get(key)) *old = b;
+    else add(key, b);
+  }
+  /// Appends a key known to be absent.
+  void add(std::string_view key, const Binding& b) {
+    items_.emplace_back(key, b);
+    if (!index_.empty()) index_.emplace(key, static_cast<uint32_t>(items_.size() - 1));
+    else if (items_.size() > kIndexFrom) reindex();
+  }
+  void remove(std::string_view key) {
+    size_t before = items_.size();
+    items_.erase(std::remove_if(items_.begin(), items_.end(), [&](const Item& kv) { return kv.first == key; }), items_.end());
+    if (items_.size() != before && !index_.empty()) reindex();
+  }
+  void reserve(size_t n) { items_.reserve(n); }
+  std::vector<Item>::iterator begin() { return items_.begin(); }
+  std::vector<Item>::iterator end() { return items_.end(); }
+  std::vector<Item>::const_iterator begin() const { return items_.begin(); }
+  std::vector<Item>::const_iterator end() const { return items_.end(); }
+  size_t size() const { return items_.size(); }
+
+ private:
+  static constexpr size_t kIndexFrom = 48;
+  void reindex() {
+    index_.clear();
+    for (size_t i = 0; i < items_.size(); ++i) index_.emplace(items_[i].first, static_cast<uint32_t>(i));
+  }
+  std::vector<Item> items_;
+  std::unordered_map<std::string_view, uint32_t> index_;
+};
+
+/// Join of two environments at a control-flow merge.
+Env merge(const Env& a, const Env& b) {
+  Env out;
+  out.reserve(std::max(a.size(), b.size()));
+  for (const auto& kv : a) {
+    const Binding* other = b.get(kv.first);
+    if (!other) {
+      // Bound on one path only: facts unknown, lifetime ambiguous unless it was a loop-free binding.
+      Binding u;
+      u.loop = kBoundAmbiguous;
+      out.add(kv.first, u);
+      continue;
+    }
+    Binding j;
+    j.fact = joinFact(kv.second.fact, other->fact);
+    j.loop = kv.second.loop == other->loop ? kv.second.loop : kBoundAmbiguous;
+    j.site = kv.second.site == other->site ? kv.second.site : kNone;
+    j.bound = kv.second.bound == other->bound ? kv.second.bound : kNone;
+    out.add(kv.first, j);
+  }
+  for (const auto& kb : b) {
+    if (a.get(kb.first)) continue;
+    Binding u;
+    u.loop = kBoundAmbiguous;
+    out.add(kb.first, u);
+  }
+  return out;
+}
+
+bool passThroughBuiltin(std::string_view f) {
+  return f == "tuple" || f == "list" || f == "sorted" || f == "reversed" || f == "sum" || f == "max" || f == "min" ||
+         f == "next" || f == "dict";
+}
+
+}  // namespace
+
+/// The interpreter of one file. Internal to values.cpp; the builder owns one per round.
+class ValueWalker {
+ public:
+  ValueWalker(FactsBuilder& b, Facts& f, const Module& m) : b_(b), f_(f), m_(m) {}
+
+  void function(uint32_t fn) {
+    const Function& fun = m_.functions[fn];
+    if (fun.isLambda) return;  // lambda bodies are evaluated where they appear
+    Env env;
+    currentLoop_ = kBoundOutsideLoops;
+    loopDepth_ = 0;
+    returns_ = ReturnAcc{};
+    // Parameters are bound before any loop of the function; their values are unknown.
+    for (uint32_t i = 0; i < fun.paramCount; ++i) env.put(m_.params[fun.firstParam + i].name, Binding{});
+    walk(env, fun.body);
+    Summary& s = f_.summaries_[fn];
+    if (!returns_.any) {
+      s.returns = ValueFact{returns_.none ? Tri::No : Tri::No, Tri::No, false, kNone};
+      s.returnElems.clear();
+    } else {
+      s.returns = returns_.joined;
+      if (returns_.elemsOk && returns_.arity > 0) s.returnElems = returns_.elems;
+      else s.returnElems.clear();
+    }
+  }
+
+ private:
+  struct ReturnAcc {
+    bool any = false, none = false, elemsOk = true;
+    int arity = -1;
+    ValueFact joined;
+    std::vector<ValueFact> elems;
+  };
+
+  FactsBuilder& b_;
+  Facts& f_;
+  const Module& m_;
+  NodeId currentLoop_ = kBoundOutsideLoops;
+  int loopDepth_ = 0;
+  ReturnAcc returns_;
+
+  GradMode modeAt(NodeId stmt) const { return stmt == kNone ? GradMode::Unknown : f_.gradMode_[stmt]; }
+
+  ValueFact eval(Env& env, NodeId e) {
+    if (e == kNone) return {};
+    ValueFact out = evalInner(env, e);
+    NodeId proof = b_.historyEvidence_.empty() ? kNone : b_.historyEvidence_[e];
+    if (proof != kNone && out.history == Tri::Unknown) {
+      out.history = Tri::Yes;
+      out.origin = proof;
+    }
+    f_.values_[e] = out;
+    return out;
+  }
+
+  ValueFact evalInner(Env& env, NodeId e) {
+    const Expr& x = m_.expr(e);
+    ValueFact out;
+    switch (x.kind) {
+      case ExprKind::Name: {
+        if (Binding* b = env.get(x.text)) {
+          out = b->fact;
+          f_.useBind_[e] = b->loop;
+          f_.useSite_[e] = b->site;
+          f_.useBound_[e] = b->bound;
+        } else if (f_.gpuNames_.count(x.text)) {
+          out.history = Tri::No;
+        }
+        break;
+      }
+      case ExprKind::Attribute: {
+        ValueFact base = eval(env, x.lhs);
+        std::string_view key = f_.pathKey(e);
+        if (x.text == "data") {
+          out.history = Tri::No;
+          out.device = base.device;
+        } else if (isNonTensorAttribute(x.text)) {
+          out.history = Tri::No;
+          out.device = Tri::No;
+        } else if (x.text == "grad") {
+          out.history = Tri::No;
+          out.device = base.device;
+        } else if (Binding* b = key.empty() ? nullptr : env.get(key)) {
+          out = b->fact;
+        } else if (base.history == Tri::Yes) {
+          out.history = Tri::Yes;  // `outputs.loss`, `out.logits`
+          out.device = base.device;
+          out.origin = base.origin;
+        }
+        break;
+      }
+      case ExprKind::Subscript: {
+        ValueFact base = eval(env, x.lhs);
+        eval(env, x.rhs);
+        out.history = base.history;
+        out.device = base.device;
+        out.origin = base.origin;
+        break;
+      }
+      case ExprKind::Call: out = evalCall(env, e); break;
+      case ExprKind::BinOp: {
+        ValueFact l = eval(env, x.lhs), r = eval(env, x.rhs);
+        out.history = anyYes(l.history, r.history);
+        out.device = anyYes(l.device, r.device);
+        out.origin = l.history == Tri::Yes ? l.origin : r.origin;
+        out.scalarLoss = (l.scalarLoss && (r.history == Tri::No)) || (r.scalarLoss && l.history == Tri::No) ||
+                         (l.scalarLoss && r.scalarLoss);
+        if (modeAt(x.stmt) == GradMode::Disabled) out.history = Tri::No;
+        break;
+      }
+      case ExprKind::UnaryOp: {
+        out = eval(env, x.lhs);
+        if (x.text == "not" || x.text == "!") out = ValueFact{Tri::No, Tri::No, false, kNone};
+        break;
+      }
+      case ExprKind::Compare:
+      case ExprKind::BoolOp:
+        for (const Arg& a : argsOf(m_, x)) eval(env, a.value);
+        out.history = Tri::No;
+        break;
+      case ExprKind::Number:
+      case ExprKind::String:
+      case ExprKind::Bool:
+      case ExprKind::NoneLit:
+        out.history = Tri::No;
+        out.device = Tri::No;
+        break;
+      case ExprKind::Container: {
+        if (shape::isComprehension(x.shape)) return comprehension(env, e);
+        Tri h = Tri::No, d = Tri::No;
+        for (const Arg& a : argsOf(m_, x)) {
+          ValueFact v = eval(env, a.value);
+          h = anyYes(h, v.history);
+          d = anyYes(d, v.device);
+          if (v.history == Tri::Yes && out.origin == kNone) out.origin = v.origin;
+        }
+        out.history = h;
+        out.device = d;
+        break;
+      }
+      case ExprKind::Conditional: {
+        bool first = true;
+        uint32_t i = 0;
+        for (const Arg& a : argsOf(m_, x)) {
+          ValueFact v = eval(env, a.value);
+          if (i++ == 1) continue;  // the condition
+          out = first ? v : joinFact(out, v);
+          first = false;
+        }
+        out.scalarLoss = false;
+        break;
+      }
+      case ExprKind::Lambda:
+        out.history = Tri::No;
+        out.device = Tri::No;
+        break;
+      case ExprKind::Other:
+        if (x.shape == shape::kPair) {
+          // A dict entry's value is what the dict holds.
+          uint32_t i = 0;
+          for (const Arg& a : argsOf(m_, x)) {
+            ValueFact v = eval(env, a.value);
+            if (i++ == 1) out = v;
+          }
+          break;
+        }
+        for (const Arg& a : argsOf(m_, x)) eval(env, a.value);
+        break;
+    }
+    return out;
+  }
+
+  /// `[f(x) for x in xs if c]`: the loop variables are bound to elements of their iterables in a
+  /// scope of their own; the result holds what the element expression gives.
+  ValueFact comprehension(Env& env, NodeId e) {
+    const Expr& x = m_.expr(e);
+    Env inner = env;
+    NodeId elem = kNone;
+    uint32_t i = 0;
+    for (const Arg& a : argsOf(m_, x)) {
+      if (i++ == 0) {
+        elem = a.value;
+        continue;
+      }
+      const Expr& part = m_.expr(a.value);
+      if (part.shape == shape::kForClause && part.argCount >= 2) {
+        NodeId target = m_.args[part.firstArg].value;
+        NodeId iterable = m_.args[part.firstArg + 1].value;
+        bind(inner, target, elementOf(eval(inner, iterable), iterable), kNone, false);
+        f_.values_[a.value] = ValueFact{};
+      } else {
+        eval(inner, a.value);
+      }
+    }
+    ValueFact v = eval(inner, elem);
+    ValueFact out;
+    out.history = v.history;
+    out.device = v.device;
+    out.origin = v.origin;
+    return out;
+  }
+
+  /// What an element of an iterated value is known to be.
+  ValueFact elementOf(const ValueFact& it, NodeId iterable) const {
+    ValueFact elem;
+    NodeId iter = unwrapIterable(m_, iterable);
+    if (iter != kNone && f_.kindOf(iter) == Kind::Loader) {
+      elem.history = Tri::No;
+    } else if (iter != kNone && m_.expr(iter).kind == ExprKind::Call && calleeName(m_, iter) == "range") {
+      elem.history = Tri::No;
+      elem.device = Tri::No;
+    } else if (it.history == Tri::Yes) {
+      elem.history = Tri::Yes;
+      elem.device = it.device;
+      elem.origin = it.origin;
+    } else if (it.device == Tri::Yes) {
+      elem.device = Tri::Yes;
+    }
+    return elem;
+  }
+
+  ValueFact evalCall(Env& env, NodeId e) {
+    const Expr& x = m_.expr(e);
+    ValueFact callee;
+    NodeId recv = receiverOf(m_, e);
+    if (recv != kNone) callee = eval(env, recv);
+    else if (x.lhs != kNone) eval(env, x.lhs);
+    Tri argHist = Tri::No, argDev = Tri::No;
+    NodeId argOrigin = kNone;
+    bool anyArg = false;
+    for (const Arg& a : argsOf(m_, x)) {
+      ValueFact v = eval(env, a.value);
+      argHist = anyYes(argHist, v.history);
+      argDev = anyYes(argDev, v.device);
+      if (v.history == Tri::Yes && argOrigin == kNone) argOrigin = v.origin;
+      anyArg = true;
+    }
+    if (!anyArg) argHist = argDev = Tri::No;
+    GradMode mode = modeAt(x.stmt);
+    const std::string& canon = m_.canonical(e);
+    std::string_view meth = methodName(m_, e);
+    std::string_view name = calleeName(m_, e);
+    ValueFact out;
+
+    if (f_.isForwardCall(e)) return forwardResult(e, mode, argHist, argDev);
+    if (f_.isLossCall(e)) return lossResult(e, mode, argHist, argDev, argOrigin);
+    // A function of this file: what its summary says it returns.
+    const std::vector<uint32_t>& targets = f_.callTargets(e);
+    if (!targets.empty()) {
+      out = f_.summaries_[targets.front()].returns;
+      for (size_t i = 1; i < targets.size(); ++i) out = joinFact(out, f_.summaries_[targets[i]].returns);
+      if (mode == GradMode::Disabled) out.history = Tri::No;
+      if (out.history == Tri::Yes) out.origin = e;
+      return out;
+    }
+    if (!meth.empty() && recv != kNone && canon.empty()) {
+      // Tensor (or object) method.
+      if (isNonDifferentiableMethod(meth)) {
+        out.history = Tri::No;
+        out.device = leavesDevice(meth) ? Tri::No : callee.device;
+        return out;
+      }
+      if (meth == "cpu") {
+        out = callee;
+        out.device = Tri::No;
+        return out;
+      }
+      if (meth == "cuda" || meth == "to") {
+        out = callee;
+        NodeId dev = meth == "to" ? positionalArg(m_, e, 0) : kNone;
+        if (meth == "to" && dev == kNone) dev = keywordArg(m_, e, "device");
+        if (meth == "cuda" || f_.isGpuDeviceExpr(dev)) out.device = Tri::Yes;
+        else if (dev != kNone && isCpuLiteral(dev)) out.device = Tri::No;
+        else if (dev != kNone && m_.expr(dev).kind == ExprKind::Attribute && m_.expr(dev).text == "device")
+          out.device = f_.values_[m_.expr(dev).lhs].device;  // `.to(other.device)`
+        return out;
+      }
+      if (callee.history == Tri::Yes || callee.history == Tri::No) {
+        // A method on a tensor whose history is known keeps it (sum, mean, view, clone, ...).
+        out.history = mode == GradMode::Disabled ? Tri::No : anyYes(callee.history, argHist);
+        out.device = callee.device;
+        out.origin = callee.history == Tri::Yes ? callee.origin : argOrigin;
+        out.scalarLoss = callee.scalarLoss && (meth == "mean" || meth == "sum" || meth == "float" ||
+                                               meth == "double" || meth == "squeeze" || meth == "clone");
+        if (callee.history == Tri::No && argHist != Tri::No) out.history = mode == GradMode::Disabled ? Tri::No : Tri::Unknown;
+        return out;
+      }
+      return out;  // unknown receiver, unknown method
+    }
+    if (canon.empty() && m_.expr(x.lhs).kind == ExprKind::Name) {
+      if (isStrippingBuiltin(name)) {
+        out.history = Tri::No;
+        out.device = Tri::No;
+        return out;
+      }
+      if (passThroughBuiltin(name)) {
+        NodeId a = positionalArg(m_, e, 0);
+        if (a == kNone) return out;
+        out = f_.values_[a];
+        out.scalarLoss = false;
+        return out;
+      }
+    }
+    if (canon == "torch.autograd.grad") {
+      // Gradients carry history only when asked to (higher-order gradients).
+      out.history = isTrueLiteral(m_, keywordArg(m_, e, "create_graph")) ? argHist : Tri::No;
+      out.device = argDev;
+      return out;
+    }
+    if (startsWith(canon, "torch.")) {
+      std::string_view last = names::lastComponent(canon);
+      if (isTensorFactory(last)) {
+        out.history = Tri::No;
+        NodeId dev = keywordArg(m_, e, "device");
+        out.device = dev != kNone && f_.isGpuDeviceExpr(dev) ? Tri::Yes : (dev == kNone ? Tri::No : Tri::Unknown);
+        if (endsWith(last, "_like")) out.device = argDev;
+        return out;
+      }
+      if (isNonDifferentiableMethod(last) || startsWith(canon, "torch.cuda.")) {
+        out.history = Tri::No;
+        out.device = argDev;
+        return out;
+      }
+      if (isUpperInitial(last)) return out;  // classes
+      out.history = mode == GradMode::Disabled ? Tri::No : argHist;
+      out.device = argDev;
+      out.origin = argOrigin;
+      return out;
+    }
+    return out;  // a function we know nothing about
+  }
+
+  bool isCpuLiteral(NodeId dev) const {
+    const Expr& d = m_.expr(dev);
+    if (d.kind == ExprKind::String) return d.text.find("cpu") != std::string_view::npos;
+    return m_.canonical(dev) == "torch.kCPU";
+  }
+
+  ValueFact forwardResult(NodeId call, GradMode mode, Tri argHist, Tri argDev) const {
+    ValueFact out;
+    out.history = mode == GradMode::Disabled ? Tri::No : (mode == GradMode::Enabled ? Tri::Yes : Tri::Unknown);
+    NodeId callee = m_.expr(call).lhs;
+    if (m_.expr(callee).kind == ExprKind::Attribute && m_.expr(callee).text == "forward") callee = m_.expr(callee).lhs;
+    // A module whose parameters are all frozen adds no history of its own.
+    if (out.history == Tri::Yes && f_.isFrozenModule(callee)) out.history = argHist == Tri::Yes ? Tri::Yes : argHist;
+    if (out.history == Tri::Yes) out.origin = call;
+    std::string_view key = f_.pathKey(callee);
+    out.device = (argDev == Tri::Yes || (!key.empty() && f_.modulesOnGpu_.count(key))) ? Tri::Yes : Tri::Unknown;
+    return out;
+  }
+
+  static ValueFact lossResult(NodeId call, GradMode mode, Tri argHist, Tri argDev, NodeId argOrigin) {
+    ValueFact out;
+    out.history = mode == GradMode::Disabled ? Tri::No : argHist;
+    out.device = argDev;
+    out.scalarLoss = true;
+    out.origin = argOrigin != kNone ? argOrigin : call;
+    return out;
+  }
+
+  /// True when the assignment's value reads the target itself (`total = total + x`).
+  bool readsItself(NodeId target, NodeId value) const {
+    std::string_view key = f_.pathKey(target);
+    if (key.empty() || value == kNone) return false;
+    bool reads = false;
+    b_.forSubtree(value, [&](NodeId x) {
+      const Expr& ex = m_.expr(x);
+      if ((ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) && f_.pathKey(x) == key) reads = true;
+    });
+    return reads;
+  }
+
+  void bind(Env& env, NodeId target, const ValueFact& v, NodeId valueExpr, bool update, NodeId site = kNone) {
+    if (target == kNone) return;
+    const Expr& t = m_.expr(target);
+    if (t.kind == ExprKind::Container) {
+      const Expr* ve = valueExpr != kNone ? &m_.expr(valueExpr) : nullptr;
+      bool pairwise = ve && ve->kind == ExprKind::Container && !shape::isComprehension(ve->shape) && ve->argCount == t.argCount;
+      // `loss, logits = helper(...)`: a function of this file returning a tuple answers per element.
+      const std::vector<ValueFact>* elems = nullptr;
+      if (ve && ve->kind == ExprKind::Call) {
+        const std::vector<uint32_t>& targets = f_.callTargets(valueExpr);
+        if (targets.size() == 1 && f_.summaries_[targets[0]].returnElems.size() == t.argCount && !f_.isForwardCall(valueExpr))
+          elems = &f_.summaries_[targets[0]].returnElems;
+      }
+      uint32_t i = 0;
+      for (const Arg& a : argsOf(m_, t)) {
+        if (pairwise) {
+          NodeId ve2 = m_.args[ve->firstArg + i].value;
+          bind(env, a.value, f_.values_[ve2], ve2, false, site);
+        } else {
+          ValueFact elem = elems ? (*elems)[i] : v;
+          elem.scalarLoss = false;
+          if (elems && modeAt(m_.expr(valueExpr).stmt) == GradMode::Disabled) elem.history = Tri::No;
+          if (elems && elem.history == Tri::Yes) elem.origin = valueExpr;
+          // What a backward proved of the call holds for every output it unpacks into.
+          if (elems && v.history == Tri::Yes && elem.history == Tri::Unknown) {
+            elem.history = Tri::Yes;
+            elem.origin = v.origin;
+          }
+          bind(env, a.value, elem, kNone, false, site);
+        }
+        ++i;
+      }
+      return;
+    }
+    std::string_view key = f_.pathKey(target);
+    if (key.empty()) return;
+    Binding* old = env.get(key);
+    if (t.kind == ExprKind::Name) f_.useBind_[target] = old ? old->loop : kBoundOutsideLoops;
+    Binding b;
+    b.fact = v;
+    b.loop = (update && old) ? old->loop : (update ? kBoundOutsideLoops : currentLoop_);
+    b.site = site;
+    b.bound = (update && old) ? old->bound : site;
+    if (t.kind == ExprKind::Attribute && !update) b.loop = kBoundOutsideLoops;  // attributes outlive frames
+    env.put(key, b);
+  }
+
+  void walk(Env& env, List body) {
+    for (NodeId s : items(m_, body)) walkStmt(env, s);
+  }
+
+  void walkLoopBody(Env& env, NodeId loop) {
+    const Stmt& st = m_.stmt(loop);
+    NodeId savedLoop = currentLoop_;
+    ++loopDepth_;
+    currentLoop_ = loop;
+    Env before = env;
+    auto once = [&](Env& e) {
+      if (st.kind == StmtKind::For) bind(e, st.target, elementOf(f_.values_[st.value], st.value), kNone, false, loop);
+      else eval(e, st.value);
+      walk(e, st.body);
+    };
+    Env first = env;
+    once(first);
+    if (loopDepth_ <= 3) {
+      // Second pass sees what the previous iteration left (carried state).
+      Env carried = merge(before, first);
+      for (auto& kv : carried) {
+        // Names bound before the loop keep their binding site even if the body reassigned them.
+        const Binding* kb = before.get(kv.first);
+        if (kb && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->loop;
+      }
+      once(carried);
+      first = std::move(carried);
+    }
+    env = merge(before, first);
+    for (auto& kv : env) {
+      const Binding* kb = before.get(kv.first);
+      if (kb && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->loop;
+    }
+    walk(env, st.orelse);
+    --loopDepth_;
+    currentLoop_ = savedLoop;
+  }
+
+  void onReturn(NodeId value, const ValueFact& v) {
+    if (value == kNone || m_.expr(value).kind == ExprKind::NoneLit) {
+      returns_.none = true;
+      return;
+    }
+    returns_.joined = returns_.any ? joinFact(returns_.joined, v) : v;
+    const Expr& x = m_.expr(value);
+    if (x.kind == ExprKind::Container && x.shape == shape::kTuple) {
+      int arity = static_cast<int>(x.argCount);
+      if (returns_.arity < 0) {
+        returns_.arity = arity;
+        for (const Arg& a : argsOf(m_, x)) returns_.elems.push_back(f_.values_[a.value]);
+      } else if (returns_.arity == arity) {
+        uint32_t i = 0;
+        for (const Arg& a : argsOf(m_, x)) {
+          returns_.elems[i] = joinFact(returns_.elems[i], f_.values_[a.value]);
+          ++i;
+        }
+      } else {
+        returns_.elemsOk = false;
+      }
+    } else {
+      returns_.elemsOk = false;
+    }
+    returns_.any = true;
+  }
+
+  void walkStmt(Env& env, NodeId s) {
+    const Stmt& st = m_.stmt(s);
+    switch (st.kind) {
+      case StmtKind::Assign: {
+        ValueFact v = eval(env, st.value);
+        for (NodeId t : items(m_, st.targets)) {
+          // Evaluate subscript/attribute targets' bases so their facts exist.
+          const Expr& te = m_.expr(t);
+          if (te.kind == ExprKind::Subscript) {
+            eval(env, te.lhs);
+            eval(env, te.rhs);
+            continue;
+          }
+          if (te.kind == ExprKind::Attribute) eval(env, te.lhs);
+          bind(env, t, v, st.value, readsItself(t, st.value), s);
+        }
+        break;
+      }
+      case StmtKind::AugAssign: {
+        ValueFact v = eval(env, st.value);
+        ValueFact cur = eval(env, st.target);
+        const Expr& te = m_.expr(st.target);
+        if (te.kind == ExprKind::Name || te.kind == ExprKind::Attribute) {
+          ValueFact next;
+          next.history = modeAt(s) == GradMode::Disabled ? cur.history : anyYes(cur.history, v.history);
+          next.device = anyYes(cur.device, v.device);
+          next.origin = cur.history == Tri::Yes ? cur.origin : v.origin;
+          bind(env, st.target, next, kNone, true, s);
+        }
+        break;
+      }
+      case StmtKind::For:
+        eval(env, st.value);
+        walkLoopBody(env, s);
+        break;
+      case StmtKind::While:
+        walkLoopBody(env, s);
+        break;
+      case StmtKind::If: {
+        eval(env, st.value);
+        Env other = env;
+        walk(env, st.body);
+        walk(other, st.orelse);
+        env = merge(env, other);
+        break;
+      }
+      case StmtKind::With:
+        for (NodeId t : items(m_, st.targets)) eval(env, t);
+        walk(env, st.body);
+        break;
+      case StmtKind::Try: {
+        walk(env, st.body);
+        Env joined = env;
+        for (uint32_t h = 0; h < st.handlerCount; ++h) {
+          const Handler& hd = m_.handlers[st.firstHandler + h];
+          if (hd.type != kNone) eval(env, hd.type);
+          Env branch = env;
+          walk(branch, hd.body);
+          joined = merge(joined, branch);
+        }
+        walk(env, st.orelse);
+        env = st.handlerCount ? merge(env, joined) : env;
+        walk(env, st.finalbody);
+        break;
+      }
+      case StmtKind::Delete:
+        for (NodeId t : items(m_, st.targets)) {
+          std::string_view key = f_.pathKey(t);
+          if (!key.empty()) env.remove(key);
+          else eval(env, t);
+        }
+        break;
+      case StmtKind::Expr: {
+        eval(env, st.value);
+        // `h.detach_()` / `x.requires_grad_(False)` strip history in place.
+        std::string_view meth = methodName(m_, st.value);
+        if (meth == "detach_" || (meth == "requires_grad_" && isFalseLiteral(m_, positionalArg(m_, st.value, 0)))) {
+          std::string_view key = f_.pathKey(receiverOf(m_, st.value));
+          if (Binding* b = key.empty() ? nullptr : env.get(key)) b->fact.history = Tri::No;
+        }
+        break;
+      }
+      case StmtKind::Return: {
+        ValueFact v = st.value != kNone ? eval(env, st.value) : ValueFact{};
+        onReturn(st.value, v);
+        break;
+      }
+      case StmtKind::FunctionDef:
+      case StmtKind::ClassDef:
+        for (NodeId t : items(m_, st.targets)) eval(env, t);
+        if (st.kind == StmtKind::ClassDef) walk(env, st.body);
+        break;
+      default:
+        if (st.value != kNone) eval(env, st.value);
+        for (NodeId t : items(m_, st.targets))
+          if (t != st.value) eval(env, t);
+        break;
+    }
+  }
+};
+
+namespace {
+
+/// The names a backward's subject is made of: `loss` in `(loss / k)`, `out` in `out["loss"]`,
+/// `loss` in `loss.mean()`; not the scale factors.
+void subjectRoots(const Module& m, NodeId e, std::vector<NodeId>& out, int depth = 0) {
+  if (e == kNone || depth > 8) return;
+  const Expr& x = m.expr(e);
+  switch (x.kind) {
+    case ExprKind::Name: out.push_back(e); break;
+    case ExprKind::Attribute:
+    case ExprKind::Subscript: out.push_back(e); break;
+    case ExprKind::Call:
+      if (methodName(m, e) == "scale") subjectRoots(m, positionalArg(m, e, 0), out, depth + 1);
+      else if (receiverOf(m, e) != kNone && m.canonical(e).empty()) subjectRoots(m, receiverOf(m, e), out, depth + 1);
+      break;
+    case ExprKind::BinOp:
+      if (x.text == "+" || x.text == "-") {
+        subjectRoots(m, x.lhs, out, depth + 1);
+        subjectRoots(m, x.rhs, out, depth + 1);
+      } else if (x.text == "*" || x.text == "/") {
+        bool lhsNumber = m.expr(x.lhs).kind == ExprKind::Number;
+        subjectRoots(m, lhsNumber ? x.rhs : x.lhs, out, depth + 1);
+      }
+      break;
+    case ExprKind::UnaryOp: subjectRoots(m, x.lhs, out, depth + 1); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+void FactsBuilder::computeValues() {
+  size_t ne = m_.exprs.size();
+  f_.values_.assign(ne, ValueFact{});
+  f_.useBind_.assign(ne, kBoundOutsideLoops);
+  f_.useSite_.assign(ne, kNone);
+  f_.useBound_.assign(ne, kNone);
+  for (int round = 0; round < 2; ++round) {
+    ValueWalker walker(*this, f_, m_);
+    for (uint32_t fn : bottomUp_) walker.function(fn);
+    if (round == 1) break;
+    // What backward calls prove: the value of the assignment that reaches their subject (and,
+    // through `out["loss"]` / `out.loss`, the value `out` was assigned) carries history.
+    bool any = false;
+    std::vector<NodeId> proofs(ne, kNone);
+    for (NodeId c = 0; c < ne; ++c) {
+      if (m_.expr(c).kind != ExprKind::Call || !(f_.isBackwardCall(c) || f_.isAutogradGradCall(c))) continue;
+      if (f_.gradMode_[m_.expr(c).stmt] == GradMode::Disabled) continue;
+      std::vector<NodeId> roots;
+      subjectRoots(m_, f_.backwardSubject(c), roots);
+      for (NodeId r : roots) {
+        NodeId e = r;
+        for (int depth = 0; depth < 4 && e != kNone; ++depth) {
+          while (m_.expr(e).kind == ExprKind::Attribute || m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
+          if (m_.expr(e).kind != ExprKind::Name) break;
+          NodeId site = f_.useSite_[e];
+          if (site == kNone || m_.stmt(site).kind != StmtKind::Assign) break;
+          NodeId v = m_.stmt(site).value;
+          if (v == kNone || f_.values_[v].history != Tri::Unknown) break;
+          proofs[v] = c;
+          any = true;
+          e = (m_.expr(v).kind == ExprKind::Name || m_.expr(v).kind == ExprKind::Attribute || m_.expr(v).kind == ExprKind::Subscript) ? v : kNone;
+        }
+      }
+    }
+    if (!any) break;
+    historyEvidence_ = std::move(proofs);
+    std::fill(f_.useBind_.begin(), f_.useBind_.end(), kBoundOutsideLoops);
+    std::fill(f_.useSite_.begin(), f_.useSite_.end(), kNone);
+    std::fill(f_.useBound_.begin(), f_.useBound_.end(), kNone);
+  }
+}
+
+// ------------------------------------------------------------------ queries
+
+bool Facts::outlivesIteration(NodeId target, NodeId loop) const {
+  if (target == kNone || loop == kNone) return false;
+  const Expr& t = m_.expr(target);
+  switch (t.kind) {
+    case ExprKind::Name: {
+      NodeId b = useBind_[target];
+      if (b == kBoundAmbiguous) return false;
+      if (b == kBoundOutsideLoops) return true;
+      // Bound inside `loop` (or a loop nested in it): a fresh object each iteration.
+      return !within(b, loop);
+    }
+    case ExprKind::Attribute: {
+      const Expr& base = m_.expr(t.lhs);
+      if (base.kind == ExprKind::Name && base.text == "self") return true;
+      return outlivesIteration(t.lhs, loop);
+    }
+    case ExprKind::Subscript: return outlivesIteration(t.lhs, loop);
+    default: return false;
+  }
+}
+
+}  // namespace oomlint

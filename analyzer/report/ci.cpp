@@ -1,0 +1,108 @@
+// The CI formats: GitHub Actions workflow commands, GitLab Code Quality, JUnit XML.
+#include <map>
+
+#include "report/format.h"
+
+namespace oomlint::report::detail {
+namespace {
+
+std::string escapeGithubData(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else out += c;
+  }
+  return out;
+}
+std::string escapeGithubProperty(const std::string& s) {
+  std::string out;
+  for (char c : escapeGithubData(s)) {
+    if (c == ':') out += "%3A";
+    else if (c == ',') out += "%2C";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void writeGithub(std::ostream& os, const std::vector<FileResult>& results, const Options& opts) {
+  for (const FileResult& r : results) {
+    auto starts = lineStartsOf(r.source);
+    std::string path = displayPath(r.path, opts);
+    for (const Finding& f : r.findings) {
+      Location l = locate(r, starts, f.span);
+      std::string level = f.severity == Severity::Error ? "error" : f.severity == Severity::Warning ? "warning" : "notice";
+      os << "::" << level << " title=" << escapeGithubProperty("oomlint (" + std::string(f.code) + ")")
+         << ",file=" << escapeGithubProperty(path) << ",line=" << l.line << ",col=" << l.col << ",endLine=" << l.endLine
+         << ",endColumn=" << l.endCol << "::" << escapeGithubData(path + ":" + std::to_string(l.line) + ":" +
+                                                                   std::to_string(l.col) + ": " + std::string(f.code) + " " + f.message)
+         << "\n";
+    }
+  }
+}
+
+/// GitLab Code Quality report (a JSON array of issues).
+void writeGitlab(std::ostream& os, const std::vector<FileResult>& results, const Options& opts) {
+  json arr = json::array();
+  for (const FileResult& r : results) {
+    auto starts = lineStartsOf(r.source);
+    std::map<std::string, uint32_t> seen;
+    for (const Finding& f : r.findings) {
+      Location l = locate(r, starts, f.span);
+      std::string key = std::string(f.code) + "\n" + lineOf(r.source, starts, l.line);
+      uint32_t occurrence = seen[key]++;
+      std::string severity = f.severity == Severity::Error ? "major" : f.severity == Severity::Warning ? "minor" : "info";
+      arr.push_back({{"description", utf8Safe(std::string(f.code) + " " + f.message)},
+                     {"check_name", std::string(f.code)},
+                     {"fingerprint", stableFingerprint(r, starts, f, occurrence) + std::to_string(std::hash<std::string>{}(r.path) & 0xffff)},
+                     {"severity", severity},
+                     {"location", {{"path", utf8Safe(displayPath(r.path, opts))}, {"lines", {{"begin", l.line}, {"end", l.endLine}}}}}});
+    }
+  }
+  os << arr.dump(2) << "\n";
+}
+
+std::string xmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : utf8Safe(s)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+/// JUnit XML: one test suite with one failed test case per finding (CI dashboards list each).
+void writeJunit(std::ostream& os, const std::vector<FileResult>& results, const Options& opts) {
+  size_t total = 0;
+  for (const FileResult& r : results) total += r.findings.size();
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  os << "<testsuites name=\"oomlint\" tests=\"" << total << "\" failures=\"" << total << "\">\n";
+  os << "  <testsuite name=\"oomlint\" tests=\"" << total << "\" failures=\"" << total << "\" errors=\"0\">\n";
+  for (const FileResult& r : results) {
+    if (r.findings.empty()) continue;
+    auto starts = lineStartsOf(r.source);
+    std::string path = displayPath(r.path, opts);
+    for (const Finding& f : r.findings) {
+      Location l = locate(r, starts, f.span);
+      std::string where = path + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+      os << "    <testcase name=\"" << xmlEscape(std::string(f.code) + " " + where) << "\" classname=\"" << xmlEscape(path)
+         << "\" file=\"" << xmlEscape(path) << "\" line=\"" << l.line << "\">\n";
+      os << "      <failure message=\"" << xmlEscape(f.message) << "\" type=\"" << f.code << "\">" << xmlEscape(where + ": " + f.message)
+         << "</failure>\n    </testcase>\n";
+    }
+  }
+  os << "  </testsuite>\n</testsuites>\n";
+}
+
+}  // namespace oomlint::report::detail

@@ -1,0 +1,54 @@
+// `json`: ruff's JSON shape, plus `name`, `severity`, `related` (the evidence) and `measured`.
+#include "report/format.h"
+
+namespace oomlint::report::detail {
+
+void writeJson(std::ostream& os, const std::vector<FileResult>& results, const Options& opts) {
+  json arr = json::array();
+  for (const FileResult& r : results) {
+    auto starts = lineStartsOf(r.source);
+    for (const Finding& f : r.findings) {
+      Location l = locate(r, starts, f.span);
+      json fix = nullptr;
+      if (f.hasFix) {
+        json edits = json::array();
+        for (const Edit& e : f.fix.edits) {
+          auto [bl, bc] = position(r.source, starts, e.begin);
+          auto [el, ec] = position(r.source, starts, e.end);
+          edits.push_back({{"content", utf8Safe(e.content)}, {"location", locationJson(bl, bc)}, {"end_location", locationJson(el, ec)}});
+        }
+        fix = {{"applicability", std::string(applicabilityName(f.fix.applicability))},
+               {"message", utf8Safe(f.fix.message)},
+               {"edits", edits}};
+      }
+      const Rule* rule = findRule(f.code);
+      json measured = nullptr;
+      if (f.measured.present) measured = measuredJson(f.measured);
+      json related = json::array();
+      for (const Related& rel : f.related) {
+        Location rl = locate(r, starts, rel.span);
+        related.push_back({{"message", utf8Safe(rel.message)},
+                           {"filename", utf8Safe(r.path)},
+                           {"location", locationJson(rl.line, rl.col)},
+                           {"end_location", locationJson(rl.endLine, rl.endCol)}});
+      }
+      arr.push_back({{"measured", measured},
+                     {"related", related},
+                     {"cell", nullptr},
+                     {"code", std::string(f.code)},
+                     {"name", rule ? std::string(rule->info().name) : std::string(f.code == kParseErrorCode ? "syntax-error" : "io-error")},
+                     {"severity", std::string(severityName(f.severity))},
+                     {"message", utf8Safe(f.message)},
+                     {"filename", utf8Safe(r.path)},
+                     {"location", locationJson(l.line, l.col)},
+                     {"end_location", locationJson(l.endLine, l.endCol)},
+                     {"noqa_row", l.line},
+                     {"fix", fix},
+                     {"url", rule ? json(ruleUrl(f.code)) : json(nullptr)}});
+    }
+  }
+  os << arr.dump(2) << "\n";
+  (void)opts;
+}
+
+}  // namespace oomlint::report::detail
