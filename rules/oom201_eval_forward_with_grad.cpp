@@ -134,12 +134,18 @@ class Oom201 final : public Rule {
   /// Safe only when every fact behind the finding is certain on every path: the module was put in
   /// eval mode explicitly (not guessed from a name), no training path of this file reaches the
   /// wrapped code (a helper a `train_step` also calls before `backward()`), nothing in the wrapped
-  /// statements or after them in the function trains, and the forward is a module known from
-  /// evidence stronger than its name.
+  /// statements or after them in the function trains, the function returns no tensor that might
+  /// carry history to its caller, and the forward is a module known from evidence stronger than
+  /// its name.
   static Applicability fixApplicability(const Facts& f, uint32_t fn, NodeId wrap, NodeId opener) {
     if (opener == Facts::kEvalByName) return Applicability::Unsafe;
     const Summary& sum = f.summary(fn);
-    if (sum.calledOnTrainingPath || (sum.events & event::kUpdate)) return Applicability::Unsafe;
+    if (sum.calledOnTrainingPath) return Applicability::Unsafe;
+    // A backward or step after the wrapped code in this function may use what it computes.
+    for (const StepEvent& e : f.events(fn))
+      if ((e.kind & event::kUpdate) && f.mayPrecede(wrap, e.stmt)) return Applicability::Unsafe;
+    // A returned tensor would lose its history: a caller may differentiate through it.
+    if (sum.returns.history != Tri::No) return Applicability::Unsafe;
     if (f.reachesEvent(wrap, event::kUpdate)) return Applicability::Unsafe;
     const Module& m = f.module();
     bool weak = false;

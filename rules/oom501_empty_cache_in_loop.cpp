@@ -67,6 +67,8 @@ class Oom501 final : public Rule {
     // A training, evaluation or data loop that really repeats (a body that returns or breaks at
     // its top level runs once; loops over trackers or files have no role).
     if (loop == kNone || f.loopRole(loop) == 0 || f.runsOnce(loop)) return;
+    // In an exception handler (an out-of-memory recovery) it runs when something failed, not per iteration.
+    if (f.inHandler(s, loop)) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   "`empty_cache()` in a loop frees no memory live tensors use and forces the allocator "
                                   "to cudaMalloc the same blocks again next iteration");

@@ -84,6 +84,8 @@ TEST(CppFixtures, CompileWithDebianLibTorchHeaders) {
   for (const fs::path& folder : {fs::path(OOMLINT_FIXTURES) / "cpp", fs::path(OOMLINT_EXAMPLES) / "cpp"})
     for (const auto& e : fs::directory_iterator(folder)) {
       if (e.path().extension() != ".cpp") continue;
+      // Fixtures of code written for an older LibTorch API say so on their first line.
+      if (slurp(e.path()).rfind("// old LibTorch API", 0) == 0) continue;
       tu += "namespace fixture_" + std::to_string(++n) + " {\n#include \"" + e.path().string() + "\"\n}\n";
     }
   ASSERT_GT(n, 44);

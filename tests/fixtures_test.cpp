@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -132,7 +133,46 @@ std::string fixtureName(const ::testing::TestParamInfo<fs::path>& info) {
   return n;
 }
 
+/// The snapshot of a positive fixture: each finding's position, code and message, its fix (title
+/// and applicability) and its evidence notes, one line each. Pinned in `<fixture>.expected`
+/// beside it; `OOMLINT_UPDATE_SNAPSHOTS=1` rewrites the files (review the diff before committing).
+std::string snapshotOf(const FileResult& r) {
+  std::ostringstream out;
+  for (const Finding& f : r.findings) {
+    out << f.span.line << ":" << f.span.col + 1 << " " << f.code << " " << f.message << "\n";
+    if (f.hasFix) out << "    fix (" << applicabilityName(f.fix.applicability) << "): " << f.fix.message << "\n";
+    for (const Related& rel : f.related) out << "    note " << rel.span.line << ":" << rel.span.col + 1 << ": " << rel.message << "\n";
+  }
+  return out.str();
+}
+
+class SnapshotTest : public ::testing::TestWithParam<fs::path> {};
+
+TEST_P(SnapshotTest, FindingsMatchTheirSnapshot) {
+  const fs::path& path = GetParam();
+  fs::path snapshot = path;
+  snapshot.replace_extension(".expected");
+  FileResult r = checkSource(path.string(), readFile(path), allRulesOptions());
+  std::string actual = snapshotOf(r);
+  const char* update = std::getenv("OOMLINT_UPDATE_SNAPSHOTS");
+  if (update && std::string(update) == "1") {
+    std::ofstream(snapshot, std::ios::binary) << actual;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(snapshot)) << snapshot << " is missing: run with OOMLINT_UPDATE_SNAPSHOTS=1 and review it";
+  EXPECT_EQ(readFile(snapshot), actual) << path.filename().string();
+}
+
+std::vector<fs::path> positiveFixtures(const std::string& lang) {
+  std::vector<fs::path> out;
+  for (const fs::path& p : fixtureFiles(lang))
+    if (p.stem().string().find("_positive") != std::string::npos) out.push_back(p);
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Python, FixtureTest, ::testing::ValuesIn(fixtureFiles("python")), fixtureName);
+INSTANTIATE_TEST_SUITE_P(Python, SnapshotTest, ::testing::ValuesIn(positiveFixtures("python")), fixtureName);
+INSTANTIATE_TEST_SUITE_P(Cpp, SnapshotTest, ::testing::ValuesIn(positiveFixtures("cpp")), fixtureName);
 INSTANTIATE_TEST_SUITE_P(Python, FixedFixtureTest, ::testing::ValuesIn(fixableFixtures("python")), fixtureName);
 INSTANTIATE_TEST_SUITE_P(Cpp, FixtureTest, ::testing::ValuesIn(fixtureFiles("cpp")), fixtureName);
 INSTANTIATE_TEST_SUITE_P(Cpp, FixedFixtureTest, ::testing::ValuesIn(fixableFixtures("cpp")), fixtureName);

@@ -970,6 +970,24 @@ class Lowerer {
       setArgs(id, args, {});
       return id;
     }
+    // A call Clang could not resolve (`y.backward(c10::nullopt, true, true)`, the overload old
+    // LibTorch had): its callee and arguments are the recovery expression's children. Read it as
+    // the call it spells, with LibTorch's parameter names for the methods rules read by keyword.
+    if (const auto* rec = dyn_cast<RecoveryExpr>(e); rec && !rec->subExpressions().empty()) {
+      const clang::Expr* first = rec->subExpressions().front();
+      if (first && (isa<MemberExpr>(first->IgnoreImplicit()) || isa<UnresolvedMemberExpr>(first->IgnoreImplicit()) ||
+                    isa<UnresolvedLookupExpr>(first->IgnoreImplicit()) || isa<DeclRefExpr>(first->IgnoreImplicit()))) {
+        NodeId callee = lowerExpr(first);
+        std::vector<NodeId> args;
+        for (size_t i = 1; i < rec->subExpressions().size(); ++i) args.push_back(lowerExpr(rec->subExpressions()[i]));
+        NodeId id = newExpr(ExprKind::Call, spanOf(e->getSourceRange()));
+        m_.exprs[id].lhs = callee;
+        m_.exprs[id].canonical = m_.exprs[callee].canonical;
+        setArgs(id, args, {});
+        if (m_.exprs[callee].kind == ExprKind::Attribute) nameDependentArgs(id, m_.exprs[callee].text);
+        return id;
+      }
+    }
     // Anything else (new, sizeof, recovery expressions of code Clang could not type): keep the
     // parts, so names used inside still count as uses.
     std::vector<NodeId> parts;

@@ -235,7 +235,6 @@ NodeId Facts::softmaxInput(NodeId call) const {
   const std::string& canon = m_.canonical(call);
   if (canon == "torch.softmax" || canon == "torch.nn.functional.softmax" || canon == "torch.special.softmax")
     return positionalArg(m_, call, 0);
-  if (canon.empty() && methodName(m_, call) == "softmax" && receiverOf(m_, call) != kNone) return receiverOf(m_, call);
   // `self.softmax = nn.Softmax(dim=-1)`, `self.attn_fn = partial(F.softmax, dim=-1)`.
   NodeId ctor = constructorOf(c.lhs);
   if (ctor != kNone) {
@@ -245,6 +244,12 @@ NodeId Facts::softmaxInput(NodeId call) const {
       const std::string& inner = m_.canonical(positionalArg(m_, ctor, 0));
       if (inner == "torch.softmax" || inner == "torch.nn.functional.softmax") return positionalArg(m_, call, 0);
     }
+  }
+  // `scores.softmax(-1)` on a tensor (not `self.softmax(x)` on a module or object).
+  NodeId recv = receiverOf(m_, call);
+  if (canon.empty() && methodName(m_, call) == "softmax" && recv != kNone) {
+    Kind k = kindOf(recv);
+    if (k != Kind::Module && k != Kind::Instance && k != Kind::Class) return recv;
   }
   // A function of this file that returns the softmax of a parameter (`masked_softmax(x, mask)`).
   for (uint32_t t : callTargets(call)) {

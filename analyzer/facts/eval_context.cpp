@@ -82,7 +82,9 @@ class EvalWalker {
     std::string_view meth = methodName(m_, st.value);
     if (meth != "eval" && meth != "train") return 0;
     NodeId recv = receiverOf(m_, st.value);
-    if (recv == kNone || !f_.isModuleExpr(recv)) return 0;
+    if (recv == kNone) return 0;
+    Kind k = f_.kindOf(recv);
+    if (k != Kind::Module && k != Kind::ModuleCollection) return 0;
     path = f_.pathKey(recv);
     if (path.empty()) return 0;
     if (meth == "eval") return m_.expr(st.value).argCount == 0 ? 'e' : 0;
@@ -240,7 +242,9 @@ void FactsBuilder::computeEvalContexts() {
     std::fill(f_.evalStmt_.begin(), f_.evalStmt_.end(), false);
     EvalWalker walker(f_, m_, sites, training, attributed, f_.evalStmt_, f_.evalOpener_);
     for (uint32_t fn = 0; fn < nf; ++fn) {
-      if (m_.functions[fn].isLambda || isTestFunction(m_, fn)) continue;
+      // A module's own methods are its API: their callers choose the grad mode, so they are no
+      // evaluation entry points (`def inference(self, x): self.eval(); return self(x)`).
+      if (m_.functions[fn].isLambda || isTestFunction(m_, fn) || isModuleMethod(f_, m_, fn)) continue;
       EvalSet set = entry[fn];
       walker.block(m_.functions[fn].body, set, true);
     }

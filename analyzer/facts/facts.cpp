@@ -138,6 +138,7 @@ bool Facts::isGpuDeviceExpr(NodeId e) const {
   std::string_view key = pathKey(e);
   if (key.empty()) return false;
   if (gpuNames_.count(key)) return true;
+  if (cpuNames_.count(key)) return false;
   return fileMentionsCuda_ && looksLike(key, kNamedDevice);
 }
 

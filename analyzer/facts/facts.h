@@ -128,6 +128,8 @@ class Facts {
   uint32_t functionDenoted(NodeId expr) const;
   /// Class of a method (following nested functions out to their method), or -1.
   int32_t classOfFunction(uint32_t fn) const;
+  /// The statement is in an `except` handler (C++ `catch`) nested inside `outer` (or anywhere, for kNone).
+  bool inHandler(NodeId stmt, NodeId outer) const;
   /// The loop body returns, breaks or raises at its top level: it runs at most once.
   bool runsOnce(NodeId loop) const;
   /// `e` reads `path`: a Name or attribute path in its subtree equal to it or under it
@@ -299,6 +301,7 @@ class Facts {
   std::unordered_map<std::string_view, std::vector<FreezeWrite>> freezes_;             // path -> writes in source order
   std::unordered_set<std::string_view> gpuNames_;      // device variables / tensors known on GPU
   std::unordered_set<std::string_view> modulesOnGpu_;  // modules moved with `.cuda()` / `.to(gpu)`
+  std::unordered_set<std::string_view> cpuNames_;      // names only ever given the CPU device
   bool fileMentionsCuda_ = false;                      // a "cuda" string, a torch.cuda call or a `.cuda()`
   // grad mode, evaluation
   std::vector<GradMode> gradMode_;

@@ -173,6 +173,43 @@ void FactsBuilder::collectKinds() {
     std::string_view key = f_.cppKeyText_.emplace_back("self." + std::string(f.name));
     putKind(fn, key, Kind::Function, Evidence::Declared);
   }
+  // Use: methods only modules (optimizers, schedulers ...) answer. `.zero_grad()` and `.to()`
+  // are asked of tensors and optimizers too: they count for a receiver that is also called.
+  std::unordered_set<std::string_view> called, stepped;
+  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+    const Expr& x = m_.expr(e);
+    if (x.kind != ExprKind::Call) continue;
+    std::string_view callee = f_.pathKey(x.lhs);
+    if (!callee.empty()) called.insert(callee);
+    if (methodName(m_, e) == "step") stepped.insert(f_.pathKey(receiverOf(m_, e)));
+  }
+  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+    const Expr& x = m_.expr(e);
+    if (x.stmt == kNone) continue;
+    uint32_t fn = m_.stmt(x.stmt).function;
+    if (x.kind == ExprKind::Attribute && (x.text == "param_groups")) {
+      putKind(fn, f_.pathKey(x.lhs), Kind::Optimizer, Evidence::Used);
+      continue;
+    }
+    if (x.kind != ExprKind::Call) continue;
+    NodeId recv = receiverOf(m_, e);
+    std::string_view key = f_.pathKey(recv);
+    if (key.empty() || key == "self") continue;
+    std::string_view meth = methodName(m_, e);
+    if (moduleOnlyMethod(meth)) {
+      if (f_.kindFactOf(recv).kind == Kind::Class) continue;
+      putKind(fn, key, Kind::Module, Evidence::Used);
+    } else if (meth == "zero_grad" || meth == "to" || meth == "cuda") {
+      if (called.count(key)) putKind(fn, key, Kind::Module, Evidence::Used);
+      else if (meth == "zero_grad" && stepped.count(key)) putKind(fn, key, Kind::Optimizer, Evidence::Used);
+    } else if (meth == "add_param_group") {
+      putKind(fn, key, Kind::Optimizer, Evidence::Used);
+    } else if (meth == "get_last_lr" || meth == "get_lr") {
+      putKind(fn, key, Kind::Scheduler, Evidence::Used);
+    } else if (meth == "unscale_") {
+      putKind(fn, key, Kind::Scaler, Evidence::Used);
+    }
+  }
   // Assignments and loop targets, a few rounds so aliases (`net = model.to(dev)`) and factories
   // of this file (`model = build()` whose return is a module) are seen in any order.
   for (int round = 0; round < 3; ++round) {
@@ -238,43 +275,6 @@ void FactsBuilder::collectKinds() {
         }
         if (ok && !first) putKind(fn, pname, agreed, std::min(weakest, Evidence::Used));
       }
-    }
-  }
-  // Use: methods only modules (optimizers, schedulers ...) answer. `.zero_grad()` and `.to()`
-  // are asked of tensors and optimizers too: they count for a receiver that is also called.
-  std::unordered_set<std::string_view> called, stepped;
-  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
-    const Expr& x = m_.expr(e);
-    if (x.kind != ExprKind::Call) continue;
-    std::string_view callee = f_.pathKey(x.lhs);
-    if (!callee.empty()) called.insert(callee);
-    if (methodName(m_, e) == "step") stepped.insert(f_.pathKey(receiverOf(m_, e)));
-  }
-  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
-    const Expr& x = m_.expr(e);
-    if (x.stmt == kNone) continue;
-    uint32_t fn = m_.stmt(x.stmt).function;
-    if (x.kind == ExprKind::Attribute && (x.text == "param_groups")) {
-      putKind(fn, f_.pathKey(x.lhs), Kind::Optimizer, Evidence::Used);
-      continue;
-    }
-    if (x.kind != ExprKind::Call) continue;
-    NodeId recv = receiverOf(m_, e);
-    std::string_view key = f_.pathKey(recv);
-    if (key.empty() || key == "self") continue;
-    std::string_view meth = methodName(m_, e);
-    if (moduleOnlyMethod(meth)) {
-      if (f_.kindFactOf(recv).kind == Kind::Class) continue;
-      putKind(fn, key, Kind::Module, Evidence::Used);
-    } else if (meth == "zero_grad" || meth == "to" || meth == "cuda") {
-      if (called.count(key)) putKind(fn, key, Kind::Module, Evidence::Used);
-      else if (meth == "zero_grad" && stepped.count(key)) putKind(fn, key, Kind::Optimizer, Evidence::Used);
-    } else if (meth == "add_param_group") {
-      putKind(fn, key, Kind::Optimizer, Evidence::Used);
-    } else if (meth == "get_last_lr" || meth == "get_lr") {
-      putKind(fn, key, Kind::Scheduler, Evidence::Used);
-    } else if (meth == "unscale_") {
-      putKind(fn, key, Kind::Scaler, Evidence::Used);
     }
   }
   kindsFinal_ = true;

@@ -57,6 +57,15 @@ void FactsBuilder::collectDevices() {
           gpu = f_.gpuNames_.count(f_.pathKey(st.value)) != 0;
         }
         if (gpu) f_.gpuNames_.insert(key);
+        // `device = torch.device("cpu")` / `device = "cpu"`: the CPU, said so.
+        bool cpu = false;
+        if (v.kind == ExprKind::Call && m_.canonical(st.value) == "torch.device") {
+          NodeId a = positionalArg(m_, st.value, 0);
+          cpu = a != kNone && m_.expr(a).kind == ExprKind::String && m_.expr(a).text.find("cpu") != std::string_view::npos;
+        } else if (v.kind == ExprKind::String) {
+          cpu = v.text.find("cpu") != std::string_view::npos;
+        }
+        if (cpu) f_.cpuNames_.insert(key);
       }
     }
   for (NodeId e = 0; e < m_.exprs.size(); ++e) {
@@ -155,6 +164,21 @@ void FactsBuilder::computeProgramFacts() {
       auto mark = [&](NodeId x) { f_.versionGated_[x] = true; };
       forEachNested(st.body, mark);
       forEachNested(st.orelse, mark);
+      // `if new_torch: return new_api()` followed by the old call: the rest of the block is the else.
+      bool exits = st.body.count && (m_.stmt(m_.lists[st.body.first + st.body.count - 1]).kind == StmtKind::Return ||
+                                     m_.stmt(m_.lists[st.body.first + st.body.count - 1]).kind == StmtKind::Raise);
+      if (exits && st.orelse.count == 0) {
+        List block = st.parent == kNone ? m_.functions[st.function].body : m_.stmt(st.parent).body;
+        bool after = false;
+        for (NodeId sib : items(m_, block)) {
+          if (after) {
+            mark(sib);
+            forEachNested(m_.stmt(sib).body, mark);
+            forEachNested(m_.stmt(sib).orelse, mark);
+          }
+          if (sib == s) after = true;
+        }
+      }
     } else if (st.kind == StmtKind::Try) {
       for (uint32_t h = 0; h < st.handlerCount; ++h) {
         const Handler& hd = m_.handlers[st.firstHandler + h];

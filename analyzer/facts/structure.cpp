@@ -429,6 +429,14 @@ Span Facts::firstLine(Span s) const {
   return s;
 }
 
+bool Facts::inHandler(NodeId stmt, NodeId outer) const {
+  for (NodeId c = stmt, p = m_.stmt(stmt).parent; p != kNone && c != outer; c = p, p = m_.stmt(p).parent) {
+    if (m_.stmt(p).kind == StmtKind::Try && branchOf(m_, p, c) >= 3) return true;
+    if (p == outer) break;
+  }
+  return false;
+}
+
 bool Facts::runsOnce(NodeId loop) const {
   const Stmt& l = m_.stmt(loop);
   for (NodeId s : items(m_, l.body)) {

@@ -27,6 +27,7 @@ constexpr DeviceType kCPU = DeviceType::CPU;
 constexpr DeviceType kCUDA = DeviceType::CUDA;
 enum class ScalarType : int8_t { Byte, Char, Short, Int, Long, Half, Float, Double, Bool, BFloat16 };
 template <class T> using optional = std::optional<T>;
+using nullopt_t = std::nullopt_t;
 constexpr std::nullopt_t nullopt = std::nullopt;
 enum class Layout : int8_t { Strided, Sparse };
 enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast };
@@ -133,6 +134,8 @@ class Tensor {
   // Autograd.
   void backward(const Tensor& gradient = {}, c10::optional<bool> retain_graph = c10::nullopt,
                 bool create_graph = false, c10::optional<TensorList> inputs = c10::nullopt) const;
+  // LibTorch before 1.5: `y.backward(c10::nullopt, /*keep_graph=*/true, /*create_graph=*/true)`.
+  void backward(c10::nullopt_t gradient, bool keep_graph, bool create_graph = false) const;
   Tensor detach() const;
   Tensor& detach_();
   Tensor& grad();
