@@ -326,6 +326,32 @@ void noteOutside(Finding& f, const Facts& facts, NodeId target) {
   f.note(facts.headerSpan(site), ticked(m.expr(root).text) + " is bound here, outside the loop, and lives across its iterations");
 }
 
+bool identifierMentions(const Facts& facts, NodeId e, std::string_view word) {
+  const Module& m = facts.module();
+  bool found = false;
+  facts.forSubtree(e, [&](NodeId x) {
+    const Expr& ex = m.expr(x);
+    if ((ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) && names::lower(ex.text).find(word) != std::string::npos)
+      found = true;
+  });
+  return found;
+}
+
+bool fileMentionsIdentifier(const Module& m, std::string_view word) {
+  for (const Expr& ex : m.exprs)
+    if ((ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) && names::lower(ex.text).find(word) != std::string::npos)
+      return true;
+  return false;
+}
+
+bool hasModulo(const Facts& facts, NodeId e) {
+  bool found = false;
+  facts.forSubtree(e, [&](NodeId x) {
+    if (facts.module().expr(x).kind == ExprKind::BinOp && facts.module().expr(x).text == "%") found = true;
+  });
+  return found;
+}
+
 std::string_view loopRoleName(uint8_t role) {
   if (role & loop_role::kTraining) return "training loop";
   if (role & loop_role::kEval) return "evaluation loop";

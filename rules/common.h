@@ -63,6 +63,13 @@ void noteHistory(Finding& f, const Facts& facts, NodeId value);
 void noteOutside(Finding& f, const Facts& facts, NodeId target);
 /// The loop the finding is about, by its role (`training loop`, `evaluation loop`, `data loop`).
 void noteLoop(Finding& f, const Facts& facts, NodeId loop);
+/// An identifier in `e` (a name or attribute, lower-cased) contains `word`: naming evidence
+/// (`logits`, `out_logits`, `self.lm_logits`), the weakest kind.
+bool identifierMentions(const Facts& facts, NodeId e, std::string_view word);
+/// Some identifier of the file contains `word`.
+bool fileMentionsIdentifier(const Module& m, std::string_view word);
+/// The expression holds a `%` (a `step % N == 0` guard).
+bool hasModulo(const Facts& facts, NodeId e);
 /// A loop's role, in words.
 std::string_view loopRoleName(uint8_t role);
 

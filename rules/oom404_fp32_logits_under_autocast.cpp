@@ -43,9 +43,6 @@ for `chunked cross_entropy over T`. Reproduce with `oomlint-probe OOM404`.
 )doc",
 };
 
-bool mentionsLogits(const Module& m, NodeId e) {
-  return e != kNone && m.textOf(e).find("logits") != std::string_view::npos;
-}
 
 class Oom404 final : public Rule {
  public:
@@ -59,21 +56,24 @@ class Oom404 final : public Rule {
     std::string what;
     if ((meth == "float" && m.expr(call).argCount == 0) ||
         (meth == "to" && m.canonical(positionalArg(m, call, 0)) == "torch.float32")) {
-      if (!c.empty() || !mentionsLogits(m, receiverOf(m, call))) return;
+      if (!c.empty() || !identifierMentions(f, receiverOf(m, call), "logits")) return;
       what = "`.float()` copies the logits to float32";
     } else if ((c == "torch.nn.functional.cross_entropy" || c == "torch.nn.functional.log_softmax") &&
-               mentionsLogits(m, positionalArg(m, call, 0)) && m.source.find("vocab") != std::string::npos) {
+               identifierMentions(f, positionalArg(m, call, 0), "logits") && fileMentionsIdentifier(m, "vocab")) {
       // A language-model loss: the input spans the vocabulary.
       NodeId in = positionalArg(m, call, 0);
-      if (m.textOf(in).find(".float()") != std::string_view::npos) return;  // the `.float()` is reported itself
+      bool floatCopy = false;  // the `.float()` is reported itself
+      f.forSubtree(in, [&](NodeId x) {
+        if (m.expr(x).kind == ExprKind::Call && methodName(m, x) == "float") floatCopy = true;
+      });
+      if (floatCopy) return;
       what = ticked(names::lastComponent(c)) + " runs in float32 under autocast and writes an fp32 copy of the logits";
     } else {
       return;
     }
     if (f.gradMode(s) != GradMode::Enabled || !insideContext(m, s, isAutocast)) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span, what + " (B·T·V bytes at the forward peak)");
-    finding.hasFix = true;
-    finding.fix = Fix{Applicability::DisplayOnly, "Use a chunked or fused cross-entropy over the vocabulary", {}};
+    finding.withFix(Applicability::DisplayOnly, "Use a chunked or fused cross-entropy over the vocabulary");
   }
 };
 

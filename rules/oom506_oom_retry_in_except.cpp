@@ -52,19 +52,24 @@ runs, so a retry in `catch` starts clean; the leak is Python's traceback holding
 )doc",
 };
 
-bool catchesOom(const Module& m, const Handler& h) {
+bool catchesOom(const Facts& f, const Handler& h) {
+  const Module& m = f.module();
   if (h.type == kNone) return false;
-  const Span& sp = m.expr(h.type).span;
-  for (NodeId e = h.type + 1; e-- > 0;) {
-    const Expr& x = m.expr(e);
-    if (x.span.begin < sp.begin || x.span.end > sp.end) break;
+  bool oomType = false, broad = false;
+  f.forSubtree(h.type, [&](NodeId e) {
     const std::string& c = m.canonical(e);
     if (c == "torch.cuda.OutOfMemoryError" || c == "torch.OutOfMemoryError" || c == "torch.cuda.memory.OutOfMemoryError")
-      return true;
-  }
-  std::string_view t = m.textOf(h.type);
-  bool broad = t.find("RuntimeError") != std::string_view::npos || t == "Exception";
-  return broad && m.textOf(h.span).find("out of memory") != std::string_view::npos;
+      oomType = true;
+    const Expr& x = m.expr(e);
+    if (x.kind == ExprKind::Name && (x.text == "RuntimeError" || x.text == "Exception")) broad = true;
+  });
+  if (oomType) return true;
+  if (!broad) return false;
+  // `except RuntimeError as e: if "out of memory" in str(e):`: the handler tests for it.
+  for (NodeId body : items(m, h.body))
+    for (NodeId e = m.stmt(body).firstExpr; e < m.stmt(body).endExpr && e < m.exprs.size(); ++e)
+      if (m.expr(e).kind == ExprKind::String && m.expr(e).text.find("out of memory") != std::string_view::npos) return true;
+  return false;
 }
 
 bool isHousekeeping(std::string_view callee) {
@@ -105,7 +110,7 @@ class Oom506 final : public Rule {
     if (st.kind != StmtKind::Try) return;
     for (uint32_t i = 0; i < st.handlerCount; ++i) {
       const Handler& h = m.handlers[st.firstHandler + i];
-      if (!catchesOom(m, h)) continue;
+      if (!catchesOom(f, h)) continue;
       // What the try block ran.
       std::vector<NodeId> tried;
       for (NodeId t : f.statementsOf(st.function))

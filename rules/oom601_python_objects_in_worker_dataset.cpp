@@ -43,7 +43,7 @@ Display only.
 bool isDatasetClass(const Module& m, int32_t cls) {
   for (NodeId b : items(m, m.classes[static_cast<size_t>(cls)].bases)) {
     const std::string& c = m.canonical(b);
-    std::string_view t = m.textOf(b);
+    std::string_view t = m.expr(b).text;  // the base's name (`Dataset`, `data.Dataset`)
     if (c == "torch.utils.data.Dataset" || c == "torch.utils.data.dataset.Dataset" ||
         (t.size() >= 7 && t.substr(t.size() - 7) == "Dataset"))
       return true;
@@ -53,8 +53,7 @@ bool isDatasetClass(const Module& m, int32_t cls) {
 
 bool readsManyObjects(const Module& m, NodeId value) {
   const Expr& v = m.expr(value);
-  std::string_view t = m.textOf(value);
-  if (v.kind == ExprKind::Container && t.find(" for ") != std::string_view::npos) return true;  // comprehension
+  if (v.kind == ExprKind::Container && shape::isComprehension(v.shape)) return true;
   if (v.kind != ExprKind::Call) return false;
   const std::string& c = m.canonical(value);
   std::string_view callee = calleeName(m, value);

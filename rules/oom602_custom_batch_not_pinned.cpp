@@ -78,10 +78,9 @@ class Oom602 final : public Rule {
       if (fn.cls == cls && fn.name == "pin_memory") return true;
     // A namedtuple / dataclass subclass of a container is pinned by the loader itself.
     for (NodeId b : items(m, m.classes[static_cast<size_t>(cls)].bases)) {
-      std::string_view t = m.textOf(b);
-      if (t.find("NamedTuple") != std::string_view::npos || t.find("namedtuple") != std::string_view::npos ||
-          t == "dict" || t == "list" || t == "tuple")
-        return true;
+      // The base's name (`NamedTuple`, `typing.NamedTuple`), or the callee of `namedtuple(...)`.
+      std::string_view t = m.expr(b).kind == ExprKind::Call ? calleeName(m, b) : m.expr(b).text;
+      if (t == "NamedTuple" || t == "namedtuple" || t == "dict" || t == "list" || t == "tuple") return true;
     }
     return false;
   }

@@ -69,7 +69,7 @@ class Oom702 final : public Rule {
       NodeId dev = positionalArg(m, call, 0);
       if (dev == kNone) dev = keywordArg(m, call, "device_type");
       if ((c == "torch.autocast" || c == "torch.amp.autocast") && dev != kNone && m.expr(dev).kind == ExprKind::String &&
-          m.textOf(dev).find("cuda") != std::string_view::npos)
+          m.expr(dev).text.find("cuda") != std::string_view::npos)
         fp16 = true;
     }
     if (!fp16 || !usesBackwardWithoutScaler(ctx)) return;

@@ -50,7 +50,9 @@ bool isLogCall(const Module& m, NodeId call) {
   bool logMethod = meth == "info" || meth == "debug" || meth == "warning" || meth == "log" || meth == "add_scalar" ||
                    meth == "add_scalars" || meth == "log_metrics" || meth == "log_metric";
   if (!logMethod) return false;
-  std::string recv = names::lower(m.textOf(callee.lhs));
+  std::string recv;  // the receiver's identifiers: `logger`, `self.writer`, `tb_writer`
+  for (NodeId p = callee.lhs; p != kNone && (m.expr(p).kind == ExprKind::Attribute || m.expr(p).kind == ExprKind::Name); p = m.expr(p).lhs)
+    recv += names::lower(m.expr(p).text) + ".";
   return recv.find("log") != std::string::npos || recv.find("writer") != std::string::npos ||
          recv.find("wandb") != std::string::npos || recv.find("tb") != std::string::npos || recv.find("mlflow") != std::string::npos;
 }
@@ -66,8 +68,7 @@ class Oom802 final : public Rule {
     NodeId loop = f.enclosingLoop(s);
     if (loop == kNone || !(f.loopRole(loop) & loop_role::kTraining)) return;
     for (NodeId p = m.stmt(s).parent; p != kNone && p != loop; p = m.stmt(p).parent)
-      if (m.stmt(p).kind == StmtKind::If && m.stmt(p).value != kNone && m.textOf(m.stmt(p).value).find('%') != std::string_view::npos)
-        return;
+      if (m.stmt(p).kind == StmtKind::If && m.stmt(p).value != kNone && hasModulo(f, m.stmt(p).value)) return;
     // A device tensor among the arguments, directly or through `.item()`.
     bool tensor = false;
     const Span& cs = m.expr(call).span;

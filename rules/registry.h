@@ -40,6 +40,4 @@ const Rule& oom801();
 const Rule& oom802();
 const Rule& oom900();
 
-/// OOM900: noqa directives that suppress nothing, given the findings before suppression.
-std::vector<Finding> unusedNoqa(const Module& m, const std::vector<Finding>& raw, const RuleSelection& selection);
 }  // namespace oomlint::rules

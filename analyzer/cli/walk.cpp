@@ -94,30 +94,6 @@ bool exists(const std::string& p) {
 
 bool isCheckedExtension(const std::string& name) { return isPythonPath(name) || isCppPath(name); }
 
-std::string absolutePath(const std::string& path) {
-  std::string p = path;
-  if (p.empty() || p[0] != '/') {
-    char buf[4096];
-    if (::getcwd(buf, sizeof buf)) p = std::string(buf) + "/" + p;
-  }
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i <= p.size()) {
-    size_t j = p.find('/', i);
-    if (j == std::string::npos) j = p.size();
-    std::string part = p.substr(i, j - i);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    i = j + 1;
-  }
-  std::string out;
-  for (const std::string& s : parts) out += "/" + s;
-  return out.empty() ? "/" : out;
-}
-
 WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& resolver, const WalkOptions& opts) {
   WalkResult result;
   for (const std::string& given : paths) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "util/path.h"
 
 namespace oomlint {
 
@@ -25,9 +26,6 @@ struct WalkResult {
 };
 
 WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& resolver, const WalkOptions& opts);
-
-/// Absolute, lexically normalised form of `path` (no symlink resolution).
-std::string absolutePath(const std::string& path);
 
 /// True for the extensions oomlint analyses when walking directories.
 bool isCheckedExtension(const std::string& name);

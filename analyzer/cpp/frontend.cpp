@@ -33,6 +33,7 @@
 
 #include "cpp/lower.h"
 #include "cpp/plugin_api.h"
+#include "util/path.h"
 
 namespace oomlint::cpp {
 namespace {
@@ -346,12 +347,6 @@ std::string precompiledPreamble(const std::string& cacheDir, const std::vector<s
   return path;
 }
 
-std::string absolutePath(const std::string& path) {
-  llvm::SmallString<256> abs(path);
-  llvm::sys::fs::make_absolute(abs);
-  llvm::sys::path::remove_dots(abs, true);
-  return std::string(abs.str());
-}
 
 bool isHeaderPath(llvm::StringRef path) {
   return path.endswith(".h") || path.endswith(".hpp") || path.endswith(".hh") || path.endswith(".cuh");

@@ -1,6 +1,5 @@
 #include "engine/engine.h"
 
-#include "cpp/loader.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,9 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/frontends.h"
 #include "engine/noqa.h"
-#include "python/frontend.h"
-#include "rules/registry.h"
 
 namespace oomlint {
 
@@ -66,9 +64,7 @@ const Rule* findRule(std::string_view code) {
 }
 
 bool isPythonPath(const std::string& path) {
-  auto ends = [&](std::string_view s) {
-    return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
-  };
+  auto ends = [&](std::string_view s) { return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0; };
   return ends(".py") || ends(".pyi");
 }
 
@@ -164,66 +160,43 @@ std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts) {
     findings.push_back(engineFinding(kParseErrorCode, s, "nesting deeper than oomlint analyses (200 levels); the deepest parts were skipped"));
   }
   std::vector<Finding> ruleFindings = runRules(m, opts.selection);
-  if (opts.selection.enabled("OOM900") && m.importsTorch) {
-    std::vector<Finding> unused = rules::unusedNoqa(m, ruleFindings, opts.selection);
-    ruleFindings.insert(ruleFindings.end(), std::make_move_iterator(unused.begin()), std::make_move_iterator(unused.end()));
-  }
-  if (opts.respectNoqa && !ruleFindings.empty()) {
+  bool wantUnused = opts.selection.enabled(kUnusedNoqaCode) && m.importsTorch;
+  if (wantUnused || (opts.respectNoqa && !ruleFindings.empty())) {
+    // Directives are parsed once: the same pass finds the unused ones and applies the others.
     Suppressions sup(m);
-    ruleFindings.erase(std::remove_if(ruleFindings.begin(), ruleFindings.end(),
-                                      [&](const Finding& f) { return sup.suppressed(f.code, f.span.line); }),
-                       ruleFindings.end());
+    if (wantUnused) {
+      std::vector<Finding> unused = sup.unused(ruleFindings, opts.selection);
+      ruleFindings.insert(ruleFindings.end(), std::make_move_iterator(unused.begin()), std::make_move_iterator(unused.end()));
+    }
+    if (opts.respectNoqa)
+      ruleFindings.erase(std::remove_if(ruleFindings.begin(), ruleFindings.end(),
+                                        [&](const Finding& f) { return sup.suppressed(f.code, f.span.line); }),
+                         ruleFindings.end());
   }
   findings.insert(findings.end(), std::make_move_iterator(ruleFindings.begin()), std::make_move_iterator(ruleFindings.end()));
   sortFindings(findings);
   return findings;
 }
 
-bool isCppPath(const std::string& path) {
-  for (std::string_view ext : {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".cu", ".cuh"})
-    if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) return true;
-  return false;
-}
+bool isCppPath(const std::string& path) { return languageOf(path) == DocumentLanguage::Cpp; }
 
 FileResult checkSource(const std::string& path, std::string source, const CheckOptions& opts) {
   FileResult result;
   result.path = path;
-  result.lang = Lang::Python;
-  if (isCppPath(path)) {
-    // LibTorch C++: the Clang front end, loaded on first use. When it is missing or Clang cannot
-    // run with the file's flags, say so (never misread C++ as Python).
-    result.lang = Lang::Cpp;
-    // Rules speak only about LibTorch code: a C++ file that never names torch, ATen or c10 has
-    // nothing to find, and skipping Clang for it keeps mixed repositories fast.
-    if (source.find("torch") == std::string::npos && source.find("ATen") == std::string::npos &&
-        source.find("c10") == std::string::npos) {
-      result.source = std::move(source);
-      return result;
+  ParsedDocument doc = parseDocument(path, std::move(source), languageOf(path));
+  result.lang = doc.lang;
+  if (!doc.module) {
+    if (!doc.skippedReason.empty()) result.skippedReason = doc.skippedReason;
+    if (doc.nulBytes) {
+      Span s;
+      s.line = 1;
+      result.findings.push_back(engineFinding(kParseErrorCode, s, "file contains NUL bytes; not a Python source file"));
     }
-    std::string error;
-    std::unique_ptr<Module> module = cpp::parse(path, source, error);
-    if (!module) {
-      result.skippedReason = error + "; " + path + " was not checked";
-      result.source = std::move(source);
-      return result;
-    }
-    result.findings = analyzeModule(*module, opts);
-    result.source = std::move(module->source);
+    result.source = std::move(doc.source);
     return result;
   }
-  // NUL bytes: not source code. CPython refuses such files too.
-  size_t nul = source.find('\0');
-  if (nul != std::string::npos) {
-    Span s;
-    s.line = 1;
-    result.findings.push_back(engineFinding(kParseErrorCode, s, "file contains NUL bytes; not a Python source file"));
-    result.source = std::move(source);
-    return result;
-  }
-  auto module = python::parse(path, std::move(source));
-  std::vector<Finding> findings = analyzeModule(*module, opts);
-  result.findings = std::move(findings);
-  result.source = std::move(module->source);
+  result.findings = analyzeModule(*doc.module, opts);
+  result.source = std::move(doc.module->source);
   return result;
 }
 

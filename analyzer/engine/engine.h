@@ -18,6 +18,8 @@ const Rule* findRule(std::string_view code);
 /// Codes for findings the engine itself makes.
 inline constexpr std::string_view kParseErrorCode = "OOM000";
 inline constexpr std::string_view kIoErrorCode = "OOM001";
+/// The rule the suppression pass reports for directives that suppress nothing.
+inline constexpr std::string_view kUnusedNoqaCode = "OOM900";
 
 struct FileResult {
   std::string path;

@@ -1,5 +1,7 @@
 #include "engine/noqa.h"
 
+#include "engine/engine.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -170,7 +172,7 @@ bool listMatches(const std::vector<std::string>& codes, std::string_view code) {
 
 }  // namespace
 
-Suppressions::Suppressions(const Module& m) : directives_(collectNoqa(m)) {
+Suppressions::Suppressions(const Module& m) : m_(m), directives_(collectNoqa(m)) {
   // Pair each NOLINTBEGIN with the next NOLINTEND of the same list (clang-tidy's rule); an
   // unclosed BEGIN runs to the end of the file.
   for (size_t i = 0; i < directives_.size(); ++i) {
@@ -205,6 +207,69 @@ bool Suppressions::suppressed(std::string_view code, uint32_t line) const {
   for (const Range& r : ranges_)
     if (line >= r.first && line <= r.last && listMatches(r.codes, code)) return true;
   return false;
+}
+
+namespace {
+bool isOomCode(std::string_view c) { return c.size() > 3 && c.substr(0, 3) == "OOM"; }
+}  // namespace
+
+std::vector<Finding> Suppressions::unused(const std::vector<Finding>& raw, const RuleSelection& selection) const {
+  std::vector<Finding> out;
+  const Rule* self = findRule(kUnusedNoqaCode);
+  if (!self) return out;
+  for (const NoqaDirective& d : directives_) {
+    if (d.all || d.nolint) continue;  // clang-tidy's NOLINT lists are shared with other checks
+    std::vector<std::string> unused, kept;
+    for (const std::string& code : d.codes) {
+      if (!isOomCode(code)) {
+        kept.push_back(code);
+        continue;
+      }
+      const Rule* r = findRule(code);
+      if (r && !selection.enabled(code)) {
+        kept.push_back(code);
+        continue;
+      }
+      bool used = r && std::any_of(raw.begin(), raw.end(), [&](const Finding& f) {
+                    return f.code == code && (d.fileLevel || f.span.line == d.line);
+                  });
+      (used ? kept : unused).push_back(code);
+    }
+    if (unused.empty()) continue;
+    Finding f;
+    f.code = self->info().code;
+    f.severity = selection.severityOf(self->info().code, self->info().severity);
+    std::string list;
+    for (const std::string& c : unused) list += (list.empty() ? "`" : ", `") + c + "`";
+    f.message = "unused `noqa` directive (suppresses nothing: " + list + ")";
+    f.span.begin = d.begin;
+    f.span.end = d.end;
+    f.span.line = d.line;
+    f.span.col = d.begin - m_.lineStarts[d.line - 1];
+    f.span.endLine = d.line;
+    f.span.endCol = d.end - m_.lineStarts[d.line - 1];
+    f.hasFix = true;
+    f.fix.applicability = Applicability::Safe;
+    Edit e;
+    if (kept.empty()) {
+      // Drop the directive and the spaces before it.
+      uint32_t b = d.begin;
+      while (b > m_.lineStarts[d.line - 1] && (m_.source[b - 1] == ' ' || m_.source[b - 1] == '\t')) --b;
+      e.begin = b;
+      e.end = d.end;
+      f.fix.message = "Remove the unused `noqa` directive";
+    } else {
+      std::string codes;
+      for (const std::string& c : kept) codes += (codes.empty() ? "" : ", ") + c;
+      e.begin = d.begin;
+      e.end = d.end;
+      e.content = d.fileLevel ? "# oomlint: noqa: " + codes : "# noqa: " + codes;
+      f.fix.message = "Remove the unused codes";
+    }
+    f.fix.edits.push_back(e);
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 }  // namespace oomlint

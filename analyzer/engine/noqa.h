@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/rule.h"
+#include "engine/selection.h"
 #include "model/model.h"
 
 namespace oomlint {
@@ -40,12 +42,17 @@ class Suppressions {
   /// True when a finding with `code` reported on `line` is suppressed.
   bool suppressed(std::string_view code, uint32_t line) const;
   const std::vector<NoqaDirective>& directives() const { return directives_; }
+  /// OOM900: the directives naming an enabled oomlint rule that reports nothing where they
+  /// apply (or a code that is no oomlint rule), given the findings before suppression; each with
+  /// a safe fix that removes what is unused. clang-tidy NOLINT lists and bare `# noqa` are left alone.
+  std::vector<Finding> unused(const std::vector<Finding>& raw, const RuleSelection& selection) const;
 
  private:
   struct Range {
     uint32_t first, last;
     std::vector<std::string> codes;  // empty = all
   };
+  const Module& m_;
   std::vector<NoqaDirective> directives_;
   std::vector<Range> ranges_;  // NOLINTBEGIN / NOLINTEND
 };

@@ -1,4 +1,3 @@
-#include "cpp/loader.h"
 #include "fix/fix.h"
 
 #include <fcntl.h>
@@ -14,8 +13,8 @@
 #include <map>
 #include <set>
 
+#include "engine/frontends.h"
 #include "engine/noqa.h"
-#include "python/frontend.h"
 
 namespace oomlint {
 
@@ -57,8 +56,9 @@ FixOutcome applyFixes(const std::string& path, const std::string& source, const 
   FixOutcome out;
   out.source = source;
   // C++ re-parses cost a Clang run each: a pass's fixes are checked together, once.
-  const bool cpp = isCppPath(path);
-  if (cpp ? !cpp::parsesCleanly(path, source) : !python::parsesCleanly(source)) return out;
+  const DocumentLanguage language = languageOf(path);
+  const bool cpp = language == DocumentLanguage::Cpp;
+  if (!parsesCleanly(path, source, language)) return out;
   for (int pass = 0; pass < opts.maxPasses; ++pass) {
     FileResult r = checkSource(path, out.source, check);
     std::vector<const Finding*> candidates;
@@ -83,7 +83,7 @@ FixOutcome applyFixes(const std::string& path, const std::string& source, const 
     for (auto it = chosen.rbegin(); it != chosen.rend(); ++it) {
       std::string next = applyEdits(text, (*it)->fix.edits);
       if (next == text) continue;
-      if (!cpp && !python::parsesCleanly(next)) {
+      if (!cpp && !parsesCleanly(path, next, language)) {
         ++out.refused;
         continue;
       }
@@ -92,7 +92,7 @@ FixOutcome applyFixes(const std::string& path, const std::string& source, const 
       out.appliedCodes.emplace_back((*it)->code);
     }
     if (appliedThisPass == 0) break;
-    if (cpp && !cpp::parsesCleanly(path, text)) {
+    if (cpp && !parsesCleanly(path, text, language)) {
       out.refused += appliedThisPass;
       out.appliedCodes.resize(out.appliedCodes.size() - appliedThisPass);
       break;
@@ -111,15 +111,9 @@ AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& sou
   for (const Finding& f : r.findings)
     if (f.code != kParseErrorCode && f.code != kIoErrorCode && f.code != "OOM900") byLine[f.span.line].insert(std::string(f.code));
   if (byLine.empty()) return out;
-  const bool cpp = isCppPath(path);
-  std::unique_ptr<Module> m;
-  if (cpp) {
-    std::string error;
-    m = cpp::parse(path, source, error);
-    if (!m) return out;
-  } else {
-    m = python::parse(path, source);
-  }
+  const DocumentLanguage language = languageOf(path);
+  std::unique_ptr<Module> m = parseDocument(path, source, language).module;
+  if (!m) return out;
   bool wasClean = m->syntaxIssues.empty();
   std::vector<NoqaDirective> directives = collectNoqa(*m);
   std::vector<Edit> edits;
@@ -138,7 +132,7 @@ AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& sou
     for (const NoqaDirective& d : directives)
       if (!d.fileLevel && d.line == line) existing = &d;
     Edit e;
-    if (cpp) {
+    if (language == DocumentLanguage::Cpp) {
       // C++: clang-tidy's form, merged into a NOLINT(...) already on the line.
       if (existing && existing->all) continue;
       std::set<std::string> merged(codes.begin(), codes.end());
@@ -173,7 +167,7 @@ AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& sou
     edits.push_back(std::move(e));
   }
   std::string next = applyEdits(source, edits);
-  if (wasClean && !(cpp ? cpp::parsesCleanly(path, next) : python::parsesCleanly(next))) {
+  if (wasClean && !parsesCleanly(path, next, language)) {
     out.skipped += out.added;
     out.added = 0;
     return out;

@@ -1,4 +1,3 @@
-#include "cpp/loader.h"
 #include "lsp/server.h"
 
 #include <map>
@@ -6,15 +5,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli/walk.h"
 #include "config/config.h"
 #include "engine/engine.h"
+#include "engine/frontends.h"
 #include "engine/noqa.h"
 #include "fix/fix.h"
 #include "lsp/transport.h"
-#include "python/frontend.h"
 #include "python/incremental.h"
 #include "report/report.h"
+#include "util/path.h"
 #include "version.h"
 
 namespace oomlint::lsp {
@@ -280,30 +279,21 @@ class Server {
     analyze(*d);
   }
 
-  bool isPython(const Document& d) const {
-    return d.languageId == "python" || isPythonPath(d.path);
-  }
-  bool isCpp(const Document& d) const {
-    return d.languageId == "cpp" || d.languageId == "cuda" || d.languageId == "cuda-cpp" ||
-           (!isPython(d) && isCppPath(d.path));
-  }
-
   void analyze(Document& d) {
     d.findings.clear();
     d.module.reset();
-    bool python = isPython(d) && d.text.find('\0') == std::string::npos;
-    bool cpp = !python && isCpp(d);
-    if (cpp && (d.text.find("torch") != std::string::npos || d.text.find("ATen") != std::string::npos ||
-                d.text.find("c10") != std::string::npos)) {
-      std::string error;
+    DocumentLanguage language = languageOf(d.path, d.languageId);
+    if (language == DocumentLanguage::Cpp) {
       // The editor's buffer, parsed as the file on disk would be (its compile_commands.json).
-      d.module = cpp::parse(d.path, d.text, error);
-      if (!d.module && !cppErrorShown_) {
+      ParsedDocument doc = parseDocument(d.path, d.text, language);
+      d.module = std::move(doc.module);
+      if (!doc.skippedReason.empty() && !cppErrorShown_) {
         cppErrorShown_ = true;
-        notify("window/showMessage", {{"type", 2}, {"message", "oomlint: " + error}});
+        notify("window/showMessage", {{"type", 2}, {"message", "oomlint: " + doc.skippedReason}});
       }
+    } else if (language == DocumentLanguage::Python && d.text.find('\0') == std::string::npos) {
+      d.module = d.python.model(d.path, d.text);  // the per-statement incremental model
     }
-    if (python) d.module = d.python.model(d.path, d.text);
     if (d.module) {
       CheckOptions opts;
       try {

@@ -1,0 +1,69 @@
+#include "engine/frontends.h"
+
+#include "cpp/loader.h"
+#include "python/frontend.h"
+
+namespace oomlint {
+
+namespace {
+
+bool endsWith(const std::string& path, std::string_view s) {
+  return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
+}
+
+bool namesLibTorch(const std::string& source) {
+  return source.find("torch") != std::string::npos || source.find("ATen") != std::string::npos ||
+         source.find("c10") != std::string::npos;
+}
+
+}  // namespace
+
+DocumentLanguage languageOf(const std::string& path, std::string_view languageId) {
+  if (languageId == "python") return DocumentLanguage::Python;
+  if (languageId == "cpp" || languageId == "cuda" || languageId == "cuda-cpp" || languageId == "c") return DocumentLanguage::Cpp;
+  if (endsWith(path, ".py") || endsWith(path, ".pyi")) return DocumentLanguage::Python;
+  for (std::string_view ext : {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".cu", ".cuh"})
+    if (path.size() > ext.size() && endsWith(path, ext)) return DocumentLanguage::Cpp;
+  return languageId.empty() ? DocumentLanguage::Python : DocumentLanguage::Unsupported;
+}
+
+ParsedDocument parseDocument(const std::string& path, std::string source, DocumentLanguage language) {
+  ParsedDocument out;
+  if (language == DocumentLanguage::Unsupported) {
+    out.source = std::move(source);
+    return out;
+  }
+  if (language == DocumentLanguage::Cpp) {
+    // Rules speak only about LibTorch code: a C++ file that never names torch, ATen or c10 has
+    // nothing to find, and skipping Clang for it keeps mixed repositories fast. When the front
+    // end is missing or Clang cannot run with the file's flags, say so (never misread C++ as Python).
+    out.lang = Lang::Cpp;
+    if (!namesLibTorch(source)) {
+      out.nothingToFind = true;
+      out.source = std::move(source);
+      return out;
+    }
+    std::string error;
+    out.module = cpp::parse(path, source, error);
+    if (!out.module) {
+      out.skippedReason = error + "; " + path + " was not checked";
+      out.source = std::move(source);
+    }
+    return out;
+  }
+  // NUL bytes: not source code. CPython refuses such files too.
+  if (source.find('\0') != std::string::npos) {
+    out.nulBytes = true;
+    out.source = std::move(source);
+    return out;
+  }
+  out.module = python::parse(path, std::move(source));
+  return out;
+}
+
+bool parsesCleanly(const std::string& path, const std::string& source, DocumentLanguage language) {
+  if (language == DocumentLanguage::Cpp) return cpp::parsesCleanly(path, source);
+  return python::parsesCleanly(source);
+}
+
+}  // namespace oomlint

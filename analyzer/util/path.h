@@ -1,0 +1,37 @@
+#pragma once
+/// Absolute, normalised paths (`..` and `.` resolved lexically, as ruff reports them): shared by
+/// the file walk, the configuration lookup, the LSP server and the C++ front end, header-only so
+/// the front end's shared object needs nothing of the analyzer library.
+
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+namespace oomlint {
+
+inline std::string absolutePath(const std::string& path) {
+  std::string p = path;
+  if (p.empty() || p[0] != '/') {
+    char buf[4096];
+    if (::getcwd(buf, sizeof buf)) p = std::string(buf) + "/" + p;
+  }
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i <= p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string::npos) j = p.size();
+    std::string part = p.substr(i, j - i);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (const std::string& s : parts) out += "/" + s;
+  return out.empty() ? "/" : out;
+}
+
+}  // namespace oomlint
