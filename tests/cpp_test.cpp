@@ -78,7 +78,7 @@ std::string leakyCpp(const std::string& lineComment = "", const std::string& bef
 TEST(CppFixtures, CompileWithDebianLibTorchHeaders) {
   ASSERT_TRUE(fs::exists(fs::path(kTorchApiInclude) / "torch/torch.h")) << "libtorch-dev is not installed";
   fs::path dir = tempDir("compile");
-  std::string tu = "#include <ATen/autocast_mode.h>\n#include <torch/torch.h>\n#include <cmath>\n#include <cstdio>\n"
+  std::string tu = "#include <ATen/autocast_mode.h>\n#include <torch/torch.h>\n#include <torch/script.h>\n#include <cmath>\n#include <cstdio>\n"
                    "#include <iostream>\n#include <map>\n#include <string>\n#include <tuple>\n#include <vector>\n";
   int n = 0;
   for (const fs::path& folder : {fs::path(OOMLINT_FIXTURES) / "cpp", fs::path(OOMLINT_EXAMPLES) / "cpp"})
@@ -190,6 +190,17 @@ TEST(Cpp, AMissingHeaderDoesNotCostTheAnalysis) {
   FileResult r = checkSource(docPath("leak.cpp"), src, everyRule());
   EXPECT_EQ(std::set<uint32_t>{12}, linesWith(r, "OOM101"));
   EXPECT_TRUE(linesWith(r, "OOM000").empty());
+}
+
+TEST(Cpp, NamesOfAMissingHeaderAreNoSyntaxError) {
+  // `ns::Type value(1, 2);` with `ns` from a header that cannot be found reads as an expression
+  // to Clang ("expected ';'"): the echo of the undeclared name, not a syntax error of the file.
+  std::string src = leakyCpp("", "#include \"image_io.h\"\n") +
+                    "void blur_all() {\n  transform::GaussBlur2d blur(33, 10);\n  int broken = 1 int other = 2;\n}\n";
+  FileResult r = checkSource(docPath("validate.h"), src, everyRule());
+  std::set<uint32_t> errors = linesWith(r, "OOM000");
+  ASSERT_EQ(1u, errors.size()) << "the real syntax error is still reported";
+  EXPECT_EQ(std::count(src.begin(), src.end(), '\n') - 1, static_cast<long>(*errors.begin())) << "on `int broken = 1 int other = 2;`";
 }
 
 TEST(Cpp, SyntaxErrorIsReportedAndTheRestStillAnalysed) {

@@ -25,6 +25,7 @@
 #include <llvm/Support/Path.h>
 #include <llvm/Support/VirtualFileSystem.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <functional>
@@ -132,27 +133,44 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
       std::string where = info.hasSourceManager() ? info.getLocation().printToString(info.getSourceManager()) : "";
       llvm::errs() << "clang: " << where << ": " << text << "\n";
     }
-    if (level < clang::DiagnosticsEngine::Error || !m_.syntaxIssues.empty() || !info.hasSourceManager()) return;
-    unsigned category = clang::DiagnosticIDs::getCategoryNumberForDiag(info.getID());
-    if (clang::DiagnosticIDs::getCategoryNameFromID(category) != llvm::StringRef("Parse Issue")) return;
+    if (level < clang::DiagnosticsEngine::Error || !info.hasSourceManager()) return;
     const clang::SourceManager& sm = info.getSourceManager();
     clang::SourceLocation loc = sm.getFileLoc(info.getLocation());
     if (!sm.isWrittenInMainFile(loc)) return;
+    uint32_t off = sm.getFileOffset(loc);
+    uint32_t line = m_.lineOf(off);
     llvm::SmallString<128> text;
     info.FormatDiagnostic(text);
     llvm::StringRef t = text.str();
+    unsigned category = clang::DiagnosticIDs::getCategoryNumberForDiag(info.getID());
+    if (clang::DiagnosticIDs::getCategoryNameFromID(category) != llvm::StringRef("Parse Issue")) {
+      // A name the stand-in (or an include that could not be found) does not declare: the
+      // parse issues of that line are its echo (`ns::Type x(1);` then reads as an expression).
+      if (bundled_ && (t.startswith("use of undeclared") || t.startswith("unknown type name") || t.startswith("no template named") ||
+                       t.startswith("no member named") || t.startswith("no type named") || t.contains("undeclared identifier")))
+        undeclaredLines_.push_back(line);
+      return;
+    }
     if (bundled_ && !(t.startswith("expected ';'") || t.startswith("expected '}'") || t.startswith("extraneous closing brace") ||
                       t.startswith("missing terminating") || t.startswith("unterminated")))
       return;
     SyntaxIssue issue;
-    uint32_t off = sm.getFileOffset(loc);
     issue.span.begin = issue.span.end = off;
-    issue.span.line = m_.lineOf(off);
+    issue.span.line = line;
     issue.span.col = off - m_.lineStarts[issue.span.line - 1];
     issue.span.endLine = issue.span.line;
     issue.span.endCol = issue.span.col;
     issue.message = "C++ syntax error: " + std::string(text.str());
-    m_.syntaxIssues.push_back(issue);
+    candidates_.push_back(std::move(issue));
+  }
+
+  /// After the parse: the first syntax error that is not the echo of an undeclared name.
+  void finish() {
+    for (SyntaxIssue& issue : candidates_) {
+      if (std::find(undeclaredLines_.begin(), undeclaredLines_.end(), issue.span.line) != undeclaredLines_.end()) continue;
+      m_.syntaxIssues.push_back(std::move(issue));
+      return;
+    }
   }
 
  private:
@@ -160,6 +178,8 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
   bool bundled_;
   bool debug_;
   bool pchRejected_ = false;
+  std::vector<SyntaxIssue> candidates_;
+  std::vector<uint32_t> undeclaredLines_;
 };
 
 /// Turns a missing #include into an empty header (or, for LibTorch names, the stand-in).
@@ -470,6 +490,7 @@ bool parseOnce(Module& m, const std::string& file, const std::string& directory,
   tool.setPrintErrorMessage(false);
   LowerActionFactory factory(m, memory);
   tool.run(&factory);
+  diagnostics.finish();
   pchRejected = diagnostics.pchRejected();
   return !m.functions.empty();
 }

@@ -1160,19 +1160,72 @@ struct ArenaParser {
 
 }  // namespace
 
+std::string repairMisparses(std::string_view text, TSTree* tree) {
+  TSNode root = ts_tree_root_node(tree);
+  if (!ts_node_has_error(root)) return {};
+  // The error regions: only text the parser rejected is touched.
+  std::vector<std::pair<uint32_t, uint32_t>> errors;
+  std::vector<TSNode> work{root};
+  while (!work.empty() && errors.size() < 64) {
+    TSNode n = work.back();
+    work.pop_back();
+    if (std::strcmp(ts_node_type(n), "ERROR") == 0) {
+      errors.emplace_back(ts_node_start_byte(n), ts_node_end_byte(n));
+      continue;
+    }
+    uint32_t count = ts_node_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode c = ts_node_child(n, i);
+      if (ts_node_has_error(c)) work.push_back(c);
+    }
+  }
+  std::string out;
+  for (auto [b, e] : errors)
+    for (uint32_t i = b; i + 1 < e && i + 1 < text.size(); ++i) {
+      if (text[i] != '*' || text[i + 1] != '(' || (i > 0 && text[i - 1] == '*')) continue;
+      // A starred operand of an expression list: after `,`, `=`, `return` or `yield`.
+      uint32_t j = i;
+      while (j > 0 && (text[j - 1] == ' ' || text[j - 1] == '\t')) --j;
+      bool starred = j > 0 && (text[j - 1] == ',' || text[j - 1] == '=');
+      for (std::string_view kw : {"return", "yield"})
+        if (j >= kw.size() && text.substr(j - kw.size(), kw.size()) == kw) starred = true;
+      if (!starred) continue;
+      if (out.empty()) out = std::string(text);
+      out[i] = ' ';
+    }
+  return out;
+}
+
+TSTree* parseWithRepairs(TSParser* parser, std::string_view text, std::string& repaired) {
+  TSTree* tree = ts_parser_parse_string(parser, nullptr, text.data(), static_cast<uint32_t>(text.size()));
+  if (!ts_node_has_error(ts_tree_root_node(tree))) return tree;
+  repaired = repairMisparses(text, tree);
+  if (repaired.empty()) return tree;
+  TSTree* again = ts_parser_parse_string(parser, nullptr, repaired.data(), static_cast<uint32_t>(repaired.size()));
+  if (ts_node_has_error(ts_tree_root_node(again))) {
+    ts_tree_delete(again);
+    repaired.clear();
+    return tree;
+  }
+  ts_tree_delete(tree);
+  return again;
+}
+
 std::unique_ptr<Module> parse(std::string path, std::string source) {
   // Everything tree-sitter allocates for this file comes from one arena and goes back at once: no
   // per-node malloc and free, and no walk over the finished tree to free it (ts_tree_delete).
   ParseArena arena;
   ArenaParser parser;
-  TSTree* tree = parser.parse(source);
+  std::string repaired;
+  TSTree* tree = parseWithRepairs(parser.parser, source, repaired);
   return lowerTree(std::move(path), std::move(source), tree);
 }
 
 bool parsesCleanly(const std::string& source) {
   ParseArena arena;
   ArenaParser parser;
-  return !ts_node_has_error(ts_tree_root_node(parser.parse(source)));
+  std::string repaired;
+  return !ts_node_has_error(ts_tree_root_node(parseWithRepairs(parser.parser, source, repaired)));
 }
 
 }  // namespace oomlint::python

@@ -177,7 +177,8 @@ bool IncrementalDocument::relower(size_t i, const std::string& text, std::unique
   const uint32_t begin = chunks_[i].begin, length = chunks_[i].length;
   std::string_view run = std::string_view(text).substr(begin, length);
   parsed_ += length;
-  TreeHandle tree(ts_parser_parse_string(threadParser(), nullptr, run.data(), length));
+  std::string repaired;  // the same text with tree-sitter's misparses repaired, kept while the tree lives
+  TreeHandle tree(parseWithRepairs(threadParser(), run, repaired));
   std::vector<uint32_t> starts = chunkStarts(tree.tree, run);
   if (starts.empty()) {
     if (begin == 0 && length == text.size()) *whole = lowerTree(path, text, tree.tree);

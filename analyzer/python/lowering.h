@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "model/model.h"
 
@@ -21,6 +22,16 @@ std::unique_ptr<Module> lowerTree(std::string path, std::string source, TSTree* 
 /// `originByte` / `originPoint` of the tree's text. The result is in `text`'s own coordinates,
 /// has no path, and its names are not resolved (imports elsewhere in the file decide them).
 std::unique_ptr<Module> lowerChunk(std::string text, TSTree* tree, TSPoint originPoint, uint32_t originByte);
+
+/// tree-sitter-python 0.23.6 rejects valid Python: a starred parenthesised operand in a bare
+/// expression list (`return a, *(int(x) for x in s)`, `x = a, *(y)`). When `tree` has errors,
+/// returns a copy of `text` of the same length with each such `*` inside an error region turned
+/// into a space (the model reads names and calls, not the unpacking), else "".
+std::string repairMisparses(std::string_view text, TSTree* tree);
+
+/// Parses `text` with `parser`, and again repaired (repairMisparses) when that removes every
+/// error. `repaired` keeps the repaired text alive while the returned tree is used.
+TSTree* parseWithRepairs(TSParser* parser, std::string_view text, std::string& repaired);
 
 /// Resolves Name / Attribute chains to canonical dotted names through `m.imports`.
 void resolveNames(Module& m);

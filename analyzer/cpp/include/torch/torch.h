@@ -80,6 +80,15 @@ struct TensorOptions {
   TensorOptions layout(Layout layout) const;
 };
 
+template <class Key, class Value> class Dict {
+ public:
+  Dict();
+  void insert(const Key& key, const Value& value);
+  const Value& at(const Key& key) const;
+  bool contains(const Key& key) const;
+  size_t size() const;
+};
+
 struct InferenceMode {
   InferenceMode(bool enabled = true);
   ~InferenceMode();
@@ -400,6 +409,17 @@ template <class Key, class Value> class OrderedDict {
   Value& operator[](const Key& key);
   std::vector<Value> values() const;
   std::vector<Key> keys() const;
+};
+
+/// `torch::ExpandingArray<2>({3, 3})`: D sizes, from a list or one value repeated.
+template <size_t D, class T = int64_t> class ExpandingArray {
+ public:
+  ExpandingArray(std::initializer_list<T> list);
+  ExpandingArray(std::vector<T> list);
+  ExpandingArray(T single);
+  T* data();
+  size_t size() const;
+  operator c10::IntArrayRef() const;
 };
 
 namespace nn {
@@ -766,11 +786,43 @@ struct RandomSampler {};
 struct SequentialSampler {};
 }  // namespace samplers
 
+template <class Dataset, class Sampler> class StatelessDataLoader : public DataLoader<typename Dataset::BatchType> {};
+
 template <class Sampler = samplers::RandomSampler, class Dataset>
 std::unique_ptr<DataLoader<typename Dataset::BatchType>> make_data_loader(Dataset dataset, DataLoaderOptions options);
 template <class Sampler = samplers::RandomSampler, class Dataset>
 std::unique_ptr<DataLoader<typename Dataset::BatchType>> make_data_loader(Dataset dataset, size_t batch_size);
 }  // namespace torch::data
+
+namespace torch::jit {
+/// A TorchScript value: what a scripted module's forward takes and returns.
+class IValue {
+ public:
+  IValue();
+  IValue(Tensor t);
+  IValue(double v);
+  IValue(int64_t v);
+  IValue(bool v);
+  Tensor toTensor() const;
+  bool isTensor() const;
+  std::vector<IValue> toTupleRef() const;
+  double toDouble() const;
+  int64_t toInt() const;
+};
+/// A TorchScript module (`torch::jit::load`): a module for the rules, whose forward takes IValues.
+class Module : public torch::nn::Module {
+ public:
+  IValue forward(std::vector<IValue> inputs);
+  IValue operator()(std::vector<IValue> inputs);
+  void to(Device device, bool non_blocking = false);
+  void to(c10::ScalarType dtype, bool non_blocking = false);
+  void save(const std::string& filename) const;
+};
+Module load(const std::string& filename, c10::optional<Device> device = c10::nullopt);
+namespace script {
+using Module = torch::jit::Module;
+}  // namespace script
+}  // namespace torch::jit
 
 namespace torch {
 template <class Value> void save(const Value& value, const std::string& filename);
