@@ -20,6 +20,13 @@ Flags a tensor that carries autograd history (a model output, a loss, or arithme
 accumulated into a variable or object that outlives the loop iteration: `total += loss`,
 `total = total + loss`, `meter.update(loss)`, `running[k] += loss`.
 
+History is known from evidence: the output of a module's forward or a loss, what a function of the
+file returns (per element of a returned tuple), and any tensor a backward runs on
+(`loss.backward()`, `accelerator.backward(loss)`, `torch.autograd.grad(loss, ...)`), with the other
+outputs of the same call, tuple or dict. `meter.update(loss)` is an accumulation when the meter's
+class in this file sums its argument into the instance (`self.sum += val * n`), whatever it is
+called; for a class defined elsewhere, when the receiver is named for a meter.
+
 ## Why is this bad?
 The accumulator becomes part of every iteration's autograd graph. Without a backward on that graph,
 each iteration's saved activations stay alive: memory grows by one forward's activations per step

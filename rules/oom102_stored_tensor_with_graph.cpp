@@ -17,7 +17,9 @@ constexpr RuleInfo kInfo{
     "A tensor that carries autograd history is stored in a container or attribute that outlives the iteration",
     R"doc(## What it does
 Flags a tensor that carries autograd history stored where it outlives the loop iteration:
-`losses.append(loss)`, `history[k] = out`, `self.last = out`, `v.push_back(loss)` in C++.
+`losses.append(loss)`, `history[k] = out`, `self.last = out`, `v.push_back(loss)` in C++, and a
+method of the file that stores its argument in its object (`recorder.log(loss)` appending to
+`self.history`, `self.remember(loss)`).
 
 ## Why is this bad?
 A stored tensor keeps its `grad_fn`, and through it the graph that produced it. Storing a loss per

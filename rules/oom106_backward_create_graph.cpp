@@ -9,7 +9,11 @@ constexpr RuleInfo kInfo{
     "OOM106", "backward-create-graph", Severity::Error, true, true, FixKind::DisplayOnly, true, true,
     "backward(create_graph=True) creates a parameter <-> .grad <-> grad_fn reference cycle",
     R"doc(## What it does
-Flags `.backward(create_graph=True)` (and `torch.autograd.backward(..., create_graph=True)`).
+Flags `.backward(create_graph=True)` (and `torch.autograd.backward(..., create_graph=True)`,
+C++ `backward(gradient, keep_graph, create_graph)`). A flag that is not a literal
+(`create_graph=self.hess or flag`) is reported too: the cycle forms whenever it is true. A
+helper that only passes on a parameter defaulting to False leaves the choice to its callers and is
+not flagged.
 
 ## Why is this bad?
 With `create_graph=True` the gradients written into each parameter's `.grad` carry a `grad_fn`

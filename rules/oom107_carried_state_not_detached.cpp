@@ -12,7 +12,9 @@ constexpr RuleInfo kInfo{
 Flags an assignment in a training loop that carries a history-carrying value into the next
 iteration: a recurrent hidden state fed back into the model (`out, h = model(x, h)`), a running
 target or memory computed from outputs (`ema = 0.99 * ema + 0.01 * out`), with no `.detach()` of
-that state anywhere in the loop.
+that state anywhere in the loop. The state must really be carried: read at the start of the next
+iteration before anything overwrites it (`fake = G(torch.randn(...))` rebuilt every iteration
+carries nothing), and not rebound to a value without history (`h = repackage(h)`).
 
 ## Why is this bad?
 The new state's graph links back to the previous iteration's graph, which links to the one before:

@@ -14,7 +14,10 @@ constexpr RuleInfo kInfo{
 Flags a forward/backward hook (`register_forward_hook`, `register_full_backward_hook`,
 `register_forward_pre_hook`, `Tensor.register_hook`) that stores its input, output or gradient on
 `self` or in a container outside the hook without `.detach()`; and a `register_*_hook(...)` call
-inside a training/evaluation loop whose handle is never removed.
+inside a training/evaluation loop whose handle is never removed. Hooks may be functions, lambdas,
+bound methods (`self.save_activation`, `recorder.save`) or the functions a factory returns. A
+hook on a module whose parameters are all frozen, and a stored value without history
+(`.detach()`, `.shape`, `.item()`), are not flagged.
 
 ## Why is this bad?
 A forward output kept by a hook holds its whole graph: every activation it was computed from stays

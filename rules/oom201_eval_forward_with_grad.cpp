@@ -18,10 +18,19 @@ constexpr RuleInfo kInfo{
     true,
     "A forward pass on an evaluation path runs with autograd enabled",
     R"doc(## What it does
-Flags the first forward call on an evaluation or inference path (after `model.eval()`, or in a
-function named for validation, test, predict, evaluation or inference) that runs with gradient
-tracking enabled: no enclosing `with torch.no_grad():` / `torch.inference_mode()` (context or
-decorator; C++ `torch::NoGradGuard`, `c10::InferenceMode`) and no backward on that path.
+Flags the first forward call on an evaluation or inference path that runs with gradient tracking
+enabled: no enclosing `with torch.no_grad():` / `torch.inference_mode()` (context, decorator,
+`ExitStack.enter_context(...)`, a `torch.set_grad_enabled(False)` statement; C++
+`torch::NoGradGuard`, `c10::InferenceMode`) and no backward on that path.
+
+An evaluation path is a forward of a module that was put in eval mode (`eval()` belongs to its
+receiver: after `teacher.eval()` only the teacher's forwards count, and a module passed to a helper
+in eval mode is still in eval mode there), or a forward in a function named for evaluation
+(`evaluate`, `validate`, `predict`, `run_inference` ...) that iterates a data loader, returns the
+forward's output or is named with the verb first. A module's own methods (`inference`, `predict`
+of an `nn.Module`) are not entry points: their callers choose the grad mode. A function a training
+path of the file also calls is not an evaluation function. `model.generate()`, tokenizers,
+pipelines and constructors (`ToyModel().to(rank)`) are not forwards.
 
 ## Why is this bad?
 `model.eval()` switches dropout and batch-norm to inference behaviour; it does **not** turn off
@@ -46,9 +55,14 @@ with torch.no_grad():
 or decorate the evaluation function with `@torch.no_grad()` (`@torch.inference_mode()`).
 
 ## Fix safety
-Safe: the path runs no backward, so disabling gradient tracking does not change any result. The fix
-wraps the statement holding the forward (the evaluation loop) in `with torch.no_grad():`, re-indented
-with the file's own indentation.
+The fix wraps the statement holding the forward (the evaluation loop) in `with torch.no_grad():`,
+re-indented with the file's own indentation (C++: inserts `torch::NoGradGuard no_grad;`). It is
+**safe** only when every fact behind it is certain on every path: the module was put in eval mode
+explicitly (not guessed from a function's name), the module is known from evidence stronger than
+its name, no training path of the file calls the function, no backward or step follows the wrapped
+code in the function, and the function returns no tensor that might carry history to its caller.
+Otherwise it is **unsafe** (`--unsafe-fixes`): an `infer()` helper that a `train_step` also calls
+before `backward()` would stop training if it were wrapped.
 
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048

@@ -17,7 +17,10 @@ constexpr RuleInfo kInfo{
     "zero_grad() runs after the forward, so last step's gradients are alive at the forward peak",
     R"doc(## What it does
 Flags `zero_grad()` sequenced after the forward pass and before `backward()` in the same training
-step.
+step: an iteration of a training loop, or a step function (called on a training path of the file,
+or stepping an optimizer outside the program's `main`). Branches count: a `zero_grad()` on another
+branch does not clear the gradients of this one; one on every path before the forward does.
+Calls of functions of the file count with the events they run.
 
 ## Why is this bad?
 Memory peaks during the forward (activations saved for backward). If the previous step's gradients

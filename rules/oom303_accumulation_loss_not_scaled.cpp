@@ -10,7 +10,10 @@ constexpr RuleInfo kInfo{
     "Gradient accumulation without dividing the loss by the number of accumulation steps",
     R"doc(## What it does
 Flags gradient accumulation (`backward()` every iteration, `optimizer.step()` only under
-`(i + 1) % k == 0` or similar) where the back-propagated loss is not divided by `k`.
+`(i + 1) % k == 0` or similar) where the back-propagated loss, computed in the iteration, is not
+divided by `k`. Silent when the loss is scaled in any way (`/ k`, `* weight`, `/= k`), comes from
+a helper that may scale it, or when the gradients are rescaled before the step
+(`p.grad.div_(k)`, a `scale_grads(...)` helper).
 
 ## Why is this bad?
 Gradients of `k` micro-batches are summed, so each optimizer step sees `k` times the gradient of

@@ -10,7 +10,10 @@ constexpr RuleInfo kInfo{
     "A training loop steps the optimizer but nothing ever clears the gradients",
     R"doc(## What it does
 Flags `optimizer.step()` in a training loop (one that runs `backward()`) in a file where nothing
-clears gradients: no `zero_grad()`, no `p.grad = None`, no `p.grad.zero_()`.
+clears gradients: no `zero_grad()`, no `p.grad = None`, no `p.grad.zero_()`. An LR scheduler's
+`step()` (`StepLR(...)`, `get_cosine_schedule_with_warmup(...)`) is not an optimizer step, and
+distributed autograd (`dist_autograd.context()` with a `DistributedOptimizer`) keeps gradients
+per context: there is nothing to zero.
 
 ## Why is this bad?
 `backward()` adds into `.grad`. Without clearing, every step's update uses the sum of all previous

@@ -11,7 +11,8 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags an optimizer constructed over `model.parameters()` after some of that model's parameters
 were frozen (`p.requires_grad = False`, `module.requires_grad_(False)`) earlier in the same
-function.
+function. The last write to `requires_grad` wins: a freeze undone by `requires_grad_(True)`
+before the optimizer is built is no freeze.
 
 ## Why is this bad?
 Mostly it is not, and oomlint says so honestly: Adam and the other built-in optimizers create no
@@ -34,6 +35,8 @@ optimizer = torch.optim.AdamW(filter(lambda p: p.requires_grad, model.parameters
 
 ## Fix safety
 Safe as long as the frozen parameters stay frozen: the optimizer updates exactly the same tensors.
+When the file sets `requires_grad` back to True after the optimizer is built, the fix is unsafe:
+the unfrozen parameters would not be trained.
 
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048

@@ -20,8 +20,16 @@ constexpr RuleInfo kInfo{
     "Hand-written attention materialises the B·H·L·S score and probability tensors",
     R"doc(## What it does
 Flags hand-written attention: `softmax(q @ k.transpose(-2, -1) * scale)` followed by `@ v`
-(also with `torch.matmul`, `bmm`, `einsum`, masks and dropout in between). The finding is on the
-`softmax`.
+(also with `torch.matmul`, `bmm`, `einsum`, a bias or mask added to the scores, dropout in
+between). The softmax may be a function, a method, an `nn.Softmax` module, a `partial(F.softmax)`
+or a function of the file that returns a softmax. The finding is on the `softmax`.
+
+Only scores that contract the per-head feature axis of q and k into an L×S map count: channel
+attention (`q.transpose(-2, -1) @ k` with q laid out feature-last, or q and k permuted so the
+sequence axis is last) builds a small C×C map and is not flagged, nor are shapes oomlint cannot
+read. A hand-written path kept as the fallback of a fused kernel the same function calls
+(`if self.fused_attn: F.scaled_dot_product_attention(...) else: ...`), and a branch the class never
+takes (`if self.einsum:` with `self.einsum = False`), are not flagged.
 
 ## Why is this bad?
 The score matrix and the softmax probabilities are `B·H·L·S` tensors, and both (plus the dropout

@@ -17,7 +17,9 @@ constexpr RuleInfo kInfo{
     "torch.cuda.empty_cache() inside a training or evaluation loop",
     R"doc(## What it does
 Flags `torch.cuda.empty_cache()` (C++ `c10::cuda::CUDACachingAllocator::emptyCache()`) called inside
-a training, evaluation or data loop.
+a training, evaluation or data loop. Not in loops over trackers, parameters, callbacks or files,
+not in a loop whose body returns or breaks on its first pass, and not in an exception handler (an
+out-of-memory recovery runs when a step failed, not every iteration).
 
 ## Why is this bad?
 `empty_cache()` returns the caching allocator's unused blocks to the driver. It frees no memory that

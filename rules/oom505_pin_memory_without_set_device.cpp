@@ -9,8 +9,10 @@ constexpr RuleInfo kInfo{
     "OOM505", "pin-memory-without-set-device", Severity::Warning, true, false, FixKind::DisplayOnly, false, true,
     "A distributed program pins memory without torch.cuda.set_device",
     R"doc(## What it does
-Flags `DataLoader(..., pin_memory=True)` in a distributed program (it reads `LOCAL_RANK` or calls
-`init_process_group`) that never calls `torch.cuda.set_device`.
+Flags `DataLoader(..., pin_memory=True)` in a distributed program (it reads `LOCAL_RANK` from the
+environment or calls `init_process_group`) that never calls `torch.cuda.set_device` (nor
+`torch.cuda.device(...)`, `torch.accelerator.set_device_index`, nor passes `device_id=` to
+`init_process_group`).
 
 ## Why is this bad?
 The DataLoader's pin-memory thread pins host buffers through the current CUDA device. Without

@@ -9,9 +9,11 @@ constexpr RuleInfo kInfo{
     "OOM506", "oom-retry-in-except", Severity::Warning, true, false, FixKind::DisplayOnly, true, true,
     "A retry after an out-of-memory error runs inside the except block",
     R"doc(## What it does
-Flags a retry or fallback forward inside `except torch.cuda.OutOfMemoryError:` (or an
-`except RuntimeError` that checks for "out of memory"): a forward call, or a second call of what the
-`try` block ran.
+Flags a retry or fallback inside `except torch.cuda.OutOfMemoryError:` (or an
+`except RuntimeError` that checks for "out of memory"): a forward, backward or optimizer step, or a
+second call of what the `try` block ran when that call does work: a function of the file that runs
+a forward, loss or update, or an unknown one called on arguments. Housekeeping (synchronising,
+`barrier()`, logging, `empty_cache()`) before leaving the loop is not a retry.
 
 ## Why is this bad?
 While the `except` block runs, the exception and its traceback are alive, and the traceback's
@@ -94,7 +96,9 @@ bool isRetry(const Facts& f, NodeId call, const std::vector<NodeId>& tried) {
     if (f.pathKey(m.expr(t).lhs) == callee) again = true;
   if (!again) return false;
   const std::vector<uint32_t>& targets = f.callTargets(call);
-  if (targets.empty()) return true;  // the same unknown step, run again
+  // The same unknown step run again on its inputs; without arguments it redoes no work (a
+  // `sync_all()` or `barrier()` before leaving the loop).
+  if (targets.empty()) return m.expr(call).argCount > 0;
   for (uint32_t t : targets)
     if (f.summary(t).events & (event::kForward | event::kLoss | event::kUpdate)) return true;
   return false;

@@ -11,6 +11,10 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags calls of `torch.cuda.amp.autocast(...)`, `torch.cpu.amp.autocast(...)` and
 `torch.cuda.amp.GradScaler(...)`, however they were imported (the import itself is not flagged).
+Silent where the call exists for older PyTorch: a branch of a torch-version or API test
+(`if _TORCH_GREATER_EQUAL_2_4:`, `if version.parse(torch.__version__) >= ...`,
+`hasattr(torch, "autocast")`, including what follows an `if` that returns), an arm of such a
+conditional expression, and an `except (AttributeError, ImportError, TypeError)` fallback.
 
 ## Why is this bad?
 These spellings are deprecated since PyTorch 2.4 and emit a `FutureWarning` on every call; they will
@@ -49,7 +53,7 @@ class Oom701 final : public Rule {
     const std::string& c = m.canonical(call);
     if (!isDeprecatedAmp(c)) return;
     // The fallback branch of a version or API test exists to call the old API on old PyTorch.
-    if (ctx.facts().versionGated(m.expr(call).stmt)) return;
+    if (ctx.facts().versionGatedExpr(call)) return;
     bool scaler = c == "torch.cuda.amp.GradScaler";
     std::string device = c.rfind("torch.cpu.", 0) == 0 ? "cpu" : "cuda";
     std::string target = scaler ? "torch.amp.GradScaler" : "torch.autocast";

@@ -10,7 +10,10 @@ constexpr RuleInfo kInfo{
     "A device sync per parameter inside the training loop",
     R"doc(## What it does
 Flags `.item()`, `.cpu()`, `.tolist()`, `.numpy()` or `float(...)` on a parameter or its gradient
-inside a loop over `model.parameters()` / `named_parameters()` that runs every training step.
+inside a loop over `model.parameters()` / `named_parameters()` that runs every training step: inside
+a training loop, or in a step function (one that backpropagates or steps and holds no training
+loop of its own). A parameter loop after a function's own training loop runs once, and one that
+returns or breaks on its first parameter is not a loop.
 
 ## Why is this bad?
 Each call waits for the GPU to finish and copies one number back: with hundreds of parameter

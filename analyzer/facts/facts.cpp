@@ -144,4 +144,9 @@ bool Facts::isGpuDeviceExpr(NodeId e) const {
 
 bool Facts::versionGated(NodeId stmt) const { return stmt < versionGated_.size() && versionGated_[stmt]; }
 
+bool Facts::versionGatedExpr(NodeId expr) const {
+  if (expr == kNone) return false;
+  return versionGated(m_.expr(expr).stmt) || versionGatedExprs_.count(expr) != 0;
+}
+
 }  // namespace oomlint

@@ -256,6 +256,9 @@ class Facts {
   /// The statement is in a branch that exists for another PyTorch version or a missing API: a
   /// torch-version or `hasattr` test, or an `except (AttributeError, ImportError, TypeError)`.
   bool versionGated(NodeId stmt) const;
+  /// The same for an expression: its statement is gated, or it is an arm of a conditional
+  /// expression that tests the version (`new() if TORCH_GE_2_4 else old()`).
+  bool versionGatedExpr(NodeId expr) const;
 
   /// Naming conventions (names.h) a name follows, asked once per distinct name: the same few
   /// names (`model`, `criterion`, `optimizer`) are asked about at every call of every loop.
@@ -319,6 +322,7 @@ class Facts {
   std::vector<uint8_t> subtreeEvents_;
   std::vector<uint8_t> loopRole_;
   std::vector<bool> versionGated_;
+  std::unordered_set<NodeId> versionGatedExprs_;
   std::vector<bool> unreachable_;
   bool clearsGradients_ = false;
   mutable std::unordered_map<std::string_view, uint8_t> namedAs_;  // looksLike's answers so far

@@ -187,6 +187,12 @@ void FactsBuilder::computeProgramFacts() {
     }
   }
 
+  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+    const Expr& x = m_.expr(e);
+    if (x.kind != ExprKind::Conditional || x.argCount != 3 || !isVersionTest(m_, m_.args[x.firstArg + 1].value)) continue;
+    for (uint32_t arm : {0u, 2u}) forSubtree(m_.args[x.firstArg + arm].value, [&](NodeId y) { f_.versionGatedExprs_.insert(y); });
+  }
+
   // Anything in the file that clears or overwrites gradients, or a framework that does.
   for (const auto& [local, full] : m_.imports) {
     std::string_view root = std::string_view(full).substr(0, full.find('.'));
