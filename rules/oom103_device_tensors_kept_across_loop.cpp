@@ -63,17 +63,22 @@ class Oom103 final : public Rule {
     const Module& m = ctx.module();
     Store st;
     if (!recognizeStore(f, s, st)) return;
-    if (st.attribute) return;
+    if (st.attribute || st.replaces) return;  // one tensor replaced each time: no growth
+    // `losses.append(loss.detach())`: a loss a backward runs on is a scalar; keeping those is the
+    // recommended form (OOM102), not growth worth a finding.
+    NodeId root = st.value;
+    while (m.expr(root).kind == ExprKind::Call && receiverOf(m, root) != kNone && m.canonical(root).empty()) root = receiverOf(m, root);
+    if (m.expr(root).kind == ExprKind::Name && f.flowsToBackward(m.stmt(s).function, m.expr(root).text)) return;
     const ValueFact& v = f.value(st.value);
     if (v.history != Tri::No || v.device != Tri::Yes) return;
     NodeId loop = storeOutlivesLoop(f, st, false);
     if (loop == kNone) return;
     if (!(f.loopRole(loop) & loop_role::kData)) return;
-    NodeId root = st.container;
-    while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
+    NodeId box = st.container;
+    while (m.expr(box).kind == ExprKind::Subscript) box = m.expr(box).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;
     Finding& finding = ctx.report(kInfo, where,
-                                  ticked(brief(m, st.value, 30)) + " lives on the GPU and is kept in `" + brief(m, root, 30) +
+                                  ticked(brief(m, st.value, 30)) + " lives on the GPU and is kept in `" + brief(m, box, 30) +
                                       "` across the data loop, so device memory grows with every batch");
     noteOutside(finding, f, st.container);
     noteLoop(finding, f, loop);

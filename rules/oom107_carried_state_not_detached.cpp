@@ -130,7 +130,10 @@ class Oom107 final : public Rule {
       const Stmt& os = m.stmt(o);
       if (os.kind == StmtKind::Expr && os.value != kNone) {
         std::string_view meth = methodName(m, os.value);
-        if ((meth == "detach_" || meth == "requires_grad_") && f.pathKey(receiverOf(m, os.value)) == name) return true;
+        // `h.detach_()`, `hidden[0].detach_()`: in place, on the state or a part of it.
+        NodeId r = receiverOf(m, os.value);
+        while (r != kNone && m.expr(r).kind == ExprKind::Subscript) r = m.expr(r).lhs;
+        if ((meth == "detach_" || meth == "requires_grad_") && f.pathKey(r) == name) return true;
         continue;
       }
       if (os.kind != StmtKind::Assign || os.value == kNone) continue;

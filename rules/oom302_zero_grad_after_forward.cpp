@@ -88,7 +88,8 @@ class Oom302 final : public Rule {
       return;
     auto inStep = [&](NodeId t) { return loop != kNone ? f.within(t, loop) && t != loop : f.enclosingLoop(t) == kNone; };
     auto before = [&](const StepEvent& a, const StepEvent& b) {  // `a` can run before `b` in one pass
-      if (a.stmt == b.stmt) return a.call != kNone && b.call != kNone && m.expr(a.call).span.begin < m.expr(b.call).span.begin;
+      // In one statement calls run inner first: `model(x).sum().backward()` forwards, then backpropagates.
+      if (a.stmt == b.stmt) return a.call != kNone && b.call != kNone && a.call < b.call;
       return f.mayPrecede(a.stmt, b.stmt);
     };
     StepEvent self{event::kZeroGrad, call, s};

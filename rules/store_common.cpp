@@ -17,7 +17,8 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
       const Function& fn = m.functions[targets.front()];
       if (fn.cls < 0 || !isTrackable(m, recv)) return false;
       for (uint32_t i = 1; i < fn.paramCount && i < 32; ++i) {
-        if (!(sum.storesParam & (1u << i))) continue;
+        if (!((sum.storesParam | sum.assignsParam) & (1u << i))) continue;
+        out.replaces = !(sum.storesParam & (1u << i));
         NodeId arg = keywordArg(m, st.value, m.params[fn.firstParam + i].name);
         if (arg == kNone) arg = positionalArg(m, st.value, i - 1);
         if (arg == kNone) continue;

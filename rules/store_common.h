@@ -14,6 +14,7 @@ struct Store {
   bool attribute = false;    // `self.x = v`
   bool concat = false;       // `acc = torch.cat([acc, v])`
   NodeId storedAt = kNone;   // a method of this file that stores its argument: the statement that does
+  bool replaces = false;     // that method assigns it to an attribute (kept until the next call, no growth)
 };
 
 /// Recognises a store at statement `s`; fills `out` and returns true. Besides the direct shapes,

@@ -62,6 +62,7 @@ class FactsBuilder {
   /// Per call expression: the history evidence a backward gave it (second values round).
   std::vector<NodeId> historyEvidence_;
   bool kindsFinal_ = false;
+  bool kindsChanged_ = false;  // a putKind of this round changed a path's kind
 
   Facts& f_;
   const Module& m_;

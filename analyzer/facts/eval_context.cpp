@@ -195,14 +195,17 @@ class EvalWalker {
   std::unordered_map<NodeId, NodeId>& opener_;
 };
 
-/// A method of a module class (or of a class with a `forward`): its callers choose the grad mode.
-bool isModuleMethod(const Facts& f, const Module& m, uint32_t fn) {
-  int32_t cls = m.functions[fn].cls;
-  if (cls < 0) return false;
-  if (f.isModuleClass(cls)) return true;
+/// Methods of a module class (or of a class with a `forward`): their callers choose the grad mode.
+std::vector<bool> moduleMethods(const Facts& f, const Module& m) {
+  std::vector<bool> hasForward(m.classes.size(), false);
   for (const Function& o : m.functions)
-    if (o.cls == cls && o.name == "forward") return true;
-  return false;
+    if (o.cls >= 0 && o.name == "forward") hasForward[static_cast<size_t>(o.cls)] = true;
+  std::vector<bool> out(m.functions.size(), false);
+  for (uint32_t fn = 0; fn < m.functions.size(); ++fn) {
+    int32_t cls = m.functions[fn].cls;
+    out[fn] = cls >= 0 && (f.isModuleClass(cls) || hasForward[static_cast<size_t>(cls)]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -210,9 +213,10 @@ bool isModuleMethod(const Facts& f, const Module& m, uint32_t fn) {
 void FactsBuilder::computeEvalContexts() {
   size_t nf = m_.functions.size();
   f_.evalFunction_.assign(nf, false);
+  const std::vector<bool> moduleMethod = moduleMethods(f_, m_);
   for (uint32_t fn = 1; fn < nf; ++fn) {
     const Function& f = m_.functions[fn];
-    if (f.isLambda || isTestFunction(m_, fn) || isModuleMethod(f_, m_, fn)) continue;
+    if (f.isLambda || isTestFunction(m_, fn) || moduleMethod[fn]) continue;
     if (!names::looksLikeEvalFunction(f.name)) continue;
     const Summary& sum = f_.summaries_[fn];
     if ((sum.events & event::kUpdate) || sum.calledOnTrainingPath) continue;
@@ -244,7 +248,7 @@ void FactsBuilder::computeEvalContexts() {
     for (uint32_t fn = 0; fn < nf; ++fn) {
       // A module's own methods are its API: their callers choose the grad mode, so they are no
       // evaluation entry points (`def inference(self, x): self.eval(); return self(x)`).
-      if (m_.functions[fn].isLambda || isTestFunction(m_, fn) || isModuleMethod(f_, m_, fn)) continue;
+      if (m_.functions[fn].isLambda || isTestFunction(m_, fn) || moduleMethod[fn]) continue;
       EvalSet set = entry[fn];
       walker.block(m_.functions[fn].body, set, true);
     }

@@ -45,6 +45,7 @@ void FactsBuilder::computeEvents() {
     for (uint32_t t : targets) callees[caller].push_back(t);
   }
   bottomUp_.clear();
+  bool recursive = false;  // a call back into a function whose callees are still being visited
   std::vector<uint8_t> state(nf, 0);
   for (uint32_t root = 0; root < nf; ++root) {
     if (state[root]) continue;
@@ -57,6 +58,8 @@ void FactsBuilder::computeEvents() {
         if (!state[t]) {
           state[t] = 1;
           stack.push_back({t, 0});
+        } else if (state[t] == 1) {
+          recursive = true;
         }
         continue;
       }
@@ -67,8 +70,8 @@ void FactsBuilder::computeEvents() {
   }
 
   f_.events_.assign(nf, {});
-  // Twice over, so calls into a recursive group see its events.
-  for (int round = 0; round < 2; ++round) {
+  // Callees come first; a recursive group needs a second round to see its own events.
+  for (int round = 0; round < (recursive ? 2 : 1); ++round) {
     for (uint32_t fn : bottomUp_) {
       std::vector<StepEvent> evs;
       Summary& sum = f_.summaries_[fn];

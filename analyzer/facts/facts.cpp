@@ -30,7 +30,27 @@ Facts::Facts(const Module& m) : m_(m) {
   b.build();
 }
 
-bool Facts::isForwardCall(NodeId call) const {
+uint8_t Facts::callClass(NodeId call) const {
+  // Every pass and rule asks these of the same calls: once the kinds are settled, each call is
+  // classified once.
+  if (call >= m_.exprs.size() || m_.expr(call).kind != ExprKind::Call) return kClassified;
+  if (!cacheAll_) {
+    return kClassified | (computeForwardCall(call) ? kForwardCall : 0) | (computeLossCall(call) ? kLossCall : 0) |
+           (computeOptimizerStep(call) ? kStepCall : 0);
+  }
+  if (callClass_.empty()) callClass_.assign(m_.exprs.size(), 0);
+  uint8_t& c = callClass_[call];
+  if (!c)
+    c = kClassified | (computeForwardCall(call) ? kForwardCall : 0) | (computeLossCall(call) ? kLossCall : 0) |
+        (computeOptimizerStep(call) ? kStepCall : 0);
+  return c;
+}
+
+bool Facts::isForwardCall(NodeId call) const { return (callClass(call) & kForwardCall) != 0; }
+bool Facts::isLossCall(NodeId call) const { return (callClass(call) & kLossCall) != 0; }
+bool Facts::isOptimizerStep(NodeId call) const { return (callClass(call) & kStepCall) != 0; }
+
+bool Facts::computeForwardCall(NodeId call) const {
   const Expr& c = m_.expr(call);
   if (c.kind != ExprKind::Call || c.lhs == kNone) return false;
   const Expr& callee = m_.expr(c.lhs);
@@ -38,7 +58,7 @@ bool Facts::isForwardCall(NodeId call) const {
   return kindOf(c.lhs) == Kind::Module;
 }
 
-bool Facts::isLossCall(NodeId call) const {
+bool Facts::computeLossCall(NodeId call) const {
   const Expr& c = m_.expr(call);
   if (c.kind != ExprKind::Call || c.lhs == kNone) return false;
   const std::string& canon = m_.canonical(call);
@@ -54,7 +74,7 @@ bool Facts::isBackwardCall(NodeId call) const {
 
 bool Facts::isAutogradGradCall(NodeId call) const { return m_.canonical(call) == "torch.autograd.grad"; }
 
-bool Facts::isOptimizerStep(NodeId call) const {
+bool Facts::computeOptimizerStep(NodeId call) const {
   if (methodName(m_, call) != "step") return false;
   NodeId recv = receiverOf(m_, call);
   if (recv == kNone) return false;

@@ -90,7 +90,8 @@ struct Summary {
   uint8_t events = 0;                   // event:: bits it runs, directly or through callees
   std::vector<uint8_t> eventOrder;      // the same, in the order they run (consecutive repeats merged)
   uint32_t accumulatesParam = 0;        // bit i: parameter i is summed into state that outlives the call
-  uint32_t storesParam = 0;             // bit i: parameter i is stored (appended, assigned) into such state
+  uint32_t storesParam = 0;             // bit i: parameter i is stored where stores pile up (appended, `d[k] = v`)
+  uint32_t assignsParam = 0;            // bit i: parameter i replaces an attribute (`self.val = v`): kept, bounded
   NodeId accumulateAt = kNone;          // the statement that does it (evidence for the caller's finding)
   int softmaxOfParam = -1;              // it returns the softmax of this parameter (a softmax wrapper)
   GradMode entryGrad = GradMode::Enabled;
@@ -281,6 +282,13 @@ class Facts {
     NodeId stmt;
   };
   KindFact kindFactOf(NodeId expr) const;
+  Kind computeKind(NodeId expr, Evidence* evidence) const;
+  static constexpr uint8_t kClassified = 1, kForwardCall = 2, kLossCall = 4, kStepCall = 8;
+  uint8_t callClass(NodeId call) const;
+  bool computeForwardCall(NodeId call) const;
+  bool computeLossCall(NodeId call) const;
+  bool computeOptimizerStep(NodeId call) const;
+  Kind namedKind(NodeId expr) const;
   KindFact lookupPath(uint32_t fn, std::string_view path) const;
   static uint64_t scopeKey(uint32_t scope, bool selfPath) { return (static_cast<uint64_t>(selfPath) << 32) | scope; }
 
@@ -297,6 +305,8 @@ class Facts {
   /// C++ spells paths `a->b` or a bare member: keys are the model's dotted paths, kept here.
   std::deque<std::string> cppKeyText_;
   std::vector<std::string_view> cppKeys_;
+  mutable std::vector<std::string_view> pathKeys_;  // Python attribute chains' keys, once asked
+  mutable std::vector<bool> pathDone_;
   // kinds
   std::vector<bool> moduleClass_;
   std::vector<bool> accumulatorClass_;
@@ -326,6 +336,11 @@ class Facts {
   std::vector<bool> unreachable_;
   bool clearsGradients_ = false;
   mutable std::unordered_map<std::string_view, uint8_t> namedAs_;  // looksLike's answers so far
+  /// kindOf / kindEvidence per expression, filled on first use once the kinds pass is done.
+  mutable std::vector<uint16_t> kindCache_;
+  mutable std::vector<uint8_t> evidenceCache_;
+  bool cacheAll_ = false;  // calls' kinds may be remembered too (call targets are known)
+  mutable std::vector<uint8_t> callClass_;  // per call: forward / loss / optimizer step, once asked
 
   friend class FactsBuilder;
   friend class ValueWalker;

@@ -123,9 +123,13 @@ void FactsBuilder::putKind(uint32_t fn, std::string_view path, Kind kind, Eviden
     bool poisoned = ev == slot.evidence && slot.kind == Kind::Unknown;
     if (poisoned) return;
     slot = make(kind, ev, cls, ctor);
+    kindsChanged_ = true;
     return;
   }
-  if (slot.kind != kind) slot.kind = Kind::Unknown;  // two kinds, same strength: unknown, and it stays so
+  if (slot.kind != kind) {
+    slot.kind = Kind::Unknown;  // two kinds, same strength: unknown, and it stays so
+    kindsChanged_ = true;
+  }
 }
 
 Facts::KindFact FactsBuilder::kindOfValue(NodeId value) const { return f_.kindFactOf(value); }
@@ -213,6 +217,7 @@ void FactsBuilder::collectKinds() {
   // Assignments and loop targets, a few rounds so aliases (`net = model.to(dev)`) and factories
   // of this file (`model = build()` whose return is a module) are seen in any order.
   for (int round = 0; round < 3; ++round) {
+    kindsChanged_ = false;
     for (NodeId s = 0; s < m_.stmts.size(); ++s) {
       const Stmt& st = m_.stmt(s);
       uint32_t fn = st.function;
@@ -244,6 +249,7 @@ void FactsBuilder::collectKinds() {
         any = true;
         if (f_.kindOf(st.value) != Kind::Module) all = false;
       }
+      if (f_.summaries_[fn].returnsModule != (any && all)) kindsChanged_ = true;
       f_.summaries_[fn].returnsModule = any && all;
     }
     // Parameters take the kind every call site of this file agrees on.
@@ -276,9 +282,15 @@ void FactsBuilder::collectKinds() {
         if (ok && !first) putKind(fn, pname, agreed, std::min(weakest, Evidence::Used));
       }
     }
+    if (!kindsChanged_) break;  // a round that learnt nothing: the next would learn nothing either
   }
+  // From here on the kinds of names and attributes do not change: remember each answer. Those of
+  // calls (factories of this file) are settled once the call targets are.
   kindsFinal_ = true;
+  f_.kindCache_.assign(m_.exprs.size(), 0);
+  f_.evidenceCache_.assign(m_.exprs.size(), 0);
   resolveCallTargets();
+  f_.cacheAll_ = true;
 }
 
 void FactsBuilder::collectFreezes() {
@@ -496,9 +508,43 @@ Facts::KindFact Facts::kindFactOf(NodeId e) const {
 }
 
 Kind Facts::kindOf(NodeId e) const {
-  if (e == kNone) return Kind::Unknown;
+  if (e == kNone || e >= m_.exprs.size()) return Kind::Unknown;
+  // Once the kinds pass is done the answer cannot change: remember it (asked at every call of
+  // every pass).
+  if (!kindCache_.empty() && (cacheAll_ || m_.expr(e).kind == ExprKind::Name || m_.expr(e).kind == ExprKind::Attribute)) {
+    uint16_t& slot = kindCache_[e];
+    if (slot == 0) slot = static_cast<uint16_t>(0x100 | static_cast<uint16_t>(computeKind(e, nullptr)));
+    return static_cast<Kind>(slot & 0xFF);
+  }
+  return computeKind(e, nullptr);
+}
+
+Evidence Facts::kindEvidence(NodeId e) const {
+  if (e == kNone || e >= m_.exprs.size()) return Evidence::None;
+  if (!evidenceCache_.empty() && (cacheAll_ || m_.expr(e).kind == ExprKind::Name || m_.expr(e).kind == ExprKind::Attribute)) {
+    uint8_t& slot = evidenceCache_[e];
+    if (slot == 0) {
+      Evidence ev = Evidence::None;
+      computeKind(e, &ev);
+      slot = static_cast<uint8_t>(0x10 | static_cast<uint8_t>(ev));
+    }
+    return static_cast<Evidence>(slot & 0xF);
+  }
+  Evidence ev = Evidence::None;
+  computeKind(e, &ev);
+  return ev;
+}
+
+Kind Facts::computeKind(NodeId e, Evidence* evidence) const {
   KindFact k = kindFactOf(e);
+  if (evidence) *evidence = k.evidence;
   if (k.evidence != Evidence::None) return k.kind;
+  Kind named = namedKind(e);
+  if (evidence) *evidence = named == Kind::Unknown ? Evidence::None : Evidence::Named;
+  return named;
+}
+
+Kind Facts::namedKind(NodeId e) const {
   // Naming conventions: the weakest evidence, for names nothing else speaks about.
   const Expr& x = m_.expr(e);
   std::string_view name;
@@ -524,12 +570,6 @@ Kind Facts::kindOf(NodeId e) const {
   if (looksLike(name, kNamedOptimizer)) return Kind::Optimizer;
   if (looksLike(name, kNamedLoader)) return Kind::Loader;
   return Kind::Unknown;
-}
-
-Evidence Facts::kindEvidence(NodeId e) const {
-  KindFact k = kindFactOf(e);
-  if (k.evidence != Evidence::None) return k.evidence;
-  return kindOf(e) == Kind::Unknown ? Evidence::None : Evidence::Named;
 }
 
 int32_t Facts::classOf(NodeId e) const { return kindFactOf(e).cls; }

@@ -130,6 +130,11 @@ bool hasEvalVerbFirst(std::string_view name) {
 }
 
 bool looksLikeEvalFunction(std::string_view name) {
+  // Every word below contains one of these: most names are ruled out without splitting them.
+  std::string low = lower(name);
+  if (low.find("val") == std::string::npos && low.find("test") == std::string::npos && low.find("pred") == std::string::npos &&
+      low.find("infer") == std::string::npos)
+    return false;
   static constexpr std::array<std::string_view, 14> kVerbs = {
       "eval", "evaluate", "evaluation", "evaluating", "val", "valid", "validate", "validation",
       "validating", "predict", "prediction", "predictions", "infer", "inference"};

@@ -1,9 +1,6 @@
 // Devices (before values) and file-level facts (after everything else): which names hold a GPU
 // device or sit on the GPU, whether the file clears gradients anywhere, and which statements
 // sit in branches that exist for another PyTorch version or a missing API.
-#include <deque>
-#include <unordered_map>
-
 #include "facts/builder.h"
 #include "facts/names.h"
 #include "facts/torch_api.h"
@@ -50,7 +47,7 @@ void FactsBuilder::collectDevices() {
           const std::string& canon = m_.canonical(st.value);
           if (canon == "torch.device") gpu = f_.isGpuDeviceExpr(positionalArg(m_, st.value, 0)) || mentionsCuda(st.value);
           else if (canon == "torch.cuda.current_device" || startsWith(canon, "torch.accelerator.current_")) gpu = true;
-          else gpu = mentionsCuda(st.value) && f_.looksLike(key, Facts::kNamedDevice);
+          else gpu = f_.looksLike(key, Facts::kNamedDevice) && mentionsCuda(st.value);
         } else if (v.kind == ExprKind::String || v.kind == ExprKind::Conditional) {
           gpu = mentionsCuda(st.value);
         } else if (v.kind == ExprKind::Name || v.kind == ExprKind::Attribute) {
@@ -93,6 +90,11 @@ bool isVersionTest(const Module& m, NodeId cond) {
     if (x.kind == ExprKind::Attribute || x.kind == ExprKind::Name) name = x.text;
     if (x.kind == ExprKind::Call) name = calleeName(m, e);
     if (name.empty()) continue;
+    // Cheap test first: the words below all need one of these spellings.
+    bool candidate = name.find("ersion") != std::string_view::npos || name.find("ERSION") != std::string_view::npos ||
+                     name.find("orch") != std::string_view::npos || name.find("ORCH") != std::string_view::npos ||
+                     name == "hasattr" || name == "getattr";
+    if (!candidate) continue;
     if (name == "__version__" || names::hasWord(name, "version")) return true;
     // `hasattr(torch.amp, "GradScaler")`, `hasattr(F, "scaled_dot_product_attention")`.
     if (x.kind == ExprKind::Call && (name == "hasattr" || name == "getattr") &&
@@ -125,37 +127,52 @@ bool catchesMissingApi(const Module& m, const Handler& h) {
 }  // namespace
 
 void FactsBuilder::computeProgramFacts() {
-  // Flags a class only ever sets to a false literal: `if self.flag:` bodies never run.
+  // Flags a class only ever sets to a false literal: `if self.flag:` bodies never run. Only the
+  // flags some `if` tests are looked up.
   f_.unreachable_.assign(m_.stmts.size(), false);
-  std::unordered_map<std::string_view, int> falsy;  // "family:self.x" -> 1 falsy only, 0 otherwise
-  std::deque<std::string> keys;
-  auto keyOf = [&](uint32_t fn, std::string_view path) -> std::string_view {
-    int32_t c = f_.classOfFunction(fn);
-    if (c < 0 || path.substr(0, 5) != "self.") return {};
-    return keys.emplace_back(std::to_string(f_.familyRoot_[static_cast<size_t>(c)]) + ":" + std::string(path));
+  struct FlagTest {
+    NodeId stmt;
+    int32_t family;
+    std::string_view path;
+    bool negated;
   };
-  for (const Stmt& st : m_.stmts) {
-    if (st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign) continue;
-    for (NodeId t : items(m_, st.kind == StmtKind::Assign ? st.targets : List{})) {
-      std::string_view key = keyOf(st.function, f_.pathKey(t));
-      if (key.empty()) continue;
-      const Expr& v = m_.expr(st.value);
-      bool isFalse = st.value != kNone && (isFalseLiteral(m_, st.value) || v.kind == ExprKind::NoneLit);
-      auto [it, added] = falsy.try_emplace(key, isFalse ? 1 : 0);
-      if (!added && !isFalse) it->second = 0;
+  std::vector<FlagTest> tests;
+  for (NodeId s = 0; s < m_.stmts.size(); ++s) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind != StmtKind::If || st.value == kNone) continue;
+    const Expr& c = m_.expr(st.value);
+    bool negated = c.kind == ExprKind::UnaryOp && c.text == "not";
+    std::string_view path = f_.pathKey(negated ? c.lhs : st.value);
+    int32_t cls = f_.classOfFunction(st.function);
+    if (cls < 0 || path.substr(0, 5) != "self.") continue;
+    tests.push_back({s, f_.familyRoot_[static_cast<size_t>(cls)], path, negated});
+  }
+  if (!tests.empty()) {
+    // Per tested flag: 1 while every assignment seen is a false literal, 0 once one is not.
+    std::vector<int> falsy(tests.size(), -1);
+    for (const Stmt& st : m_.stmts) {
+      if (st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign) continue;
+      int32_t cls = f_.classOfFunction(st.function);
+      if (cls < 0) continue;
+      int32_t family = f_.familyRoot_[static_cast<size_t>(cls)];
+      List targets = st.kind == StmtKind::Assign ? st.targets : List{};
+      std::vector<NodeId> all(items(m_, targets).begin(), items(m_, targets).end());
+      if (st.kind == StmtKind::AugAssign) all.push_back(st.target);
+      for (NodeId t : all) {
+        std::string_view path = f_.pathKey(t);
+        if (path.substr(0, 5) != "self.") continue;
+        bool isFalse = st.kind == StmtKind::Assign && st.value != kNone &&
+                       (isFalseLiteral(m_, st.value) || m_.expr(st.value).kind == ExprKind::NoneLit);
+        for (size_t i = 0; i < tests.size(); ++i)
+          if (tests[i].family == family && tests[i].path == path) falsy[i] = (falsy[i] != 0 && isFalse) ? 1 : 0;
+      }
+    }
+    for (size_t i = 0; i < tests.size(); ++i) {
+      if (falsy[i] != 1) continue;
+      const Stmt& st = m_.stmt(tests[i].stmt);
+      forEachNested(tests[i].negated ? st.orelse : st.body, [&](NodeId x) { f_.unreachable_[x] = true; });
     }
   }
-  if (!falsy.empty())
-    for (NodeId s = 0; s < m_.stmts.size(); ++s) {
-      const Stmt& st = m_.stmt(s);
-      if (st.kind != StmtKind::If || st.value == kNone) continue;
-      const Expr& c = m_.expr(st.value);
-      bool negated = c.kind == ExprKind::UnaryOp && c.text == "not";
-      std::string_view key = keyOf(st.function, f_.pathKey(negated ? c.lhs : st.value));
-      auto it = key.empty() ? falsy.end() : falsy.find(key);
-      if (it == falsy.end() || it->second != 1) continue;
-      forEachNested(negated ? st.orelse : st.body, [&](NodeId x) { f_.unreachable_[x] = true; });
-    }
 
   f_.versionGated_.assign(m_.stmts.size(), false);
   for (NodeId s = 0; s < m_.stmts.size(); ++s) {

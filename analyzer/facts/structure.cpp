@@ -92,6 +92,9 @@ void FactsBuilder::resolveCallTargets() {
       if (c >= 0 && std::find(family.begin(), family.end(), c) != family.end() && out.size() < 6) out.push_back(fn);
     }
   };
+  bool anyForward = false;  // a class of this file defines `forward`: calls of its instances run it
+  for (const Function& fn : m_.functions)
+    if (fn.cls >= 0 && fn.name == "forward") anyForward = true;
   for (NodeId e = 0; e < m_.exprs.size(); ++e) {
     const Expr& c = m_.expr(e);
     if (c.kind != ExprKind::Call || c.stmt == kNone || c.lhs == kNone) continue;
@@ -130,7 +133,7 @@ void FactsBuilder::resolveCallTargets() {
       }
     }
     // A module instance of a class of this file: `net(x)` runs its forward.
-    if (out.empty() && kindsFinal_ && f_.isForwardCall(e)) {
+    if (out.empty() && kindsFinal_ && anyForward && f_.isForwardCall(e)) {
       NodeId mod = callee.kind == ExprKind::Attribute && callee.text == "forward" ? callee.lhs : c.lhs;
       int32_t cls = f_.classOf(mod);
       if (cls >= 0) methodsNamed(cls, "forward", out);
@@ -215,6 +218,13 @@ std::string_view Facts::pathKey(NodeId e) const {
   if (x.kind == ExprKind::Name) return x.text;
   if (x.kind != ExprKind::Attribute) return {};
   if (m_.lang == Lang::Cpp) return cppKeys_[e];
+  // Asked of the same attributes by every pass: worked out once.
+  if (pathDone_.empty()) {
+    pathDone_.assign(m_.exprs.size(), false);
+    pathKeys_.assign(m_.exprs.size(), {});
+  }
+  if (pathDone_[e]) return pathKeys_[e];
+  pathDone_[e] = true;
   // The source text of a plain dotted chain is its own key (no spaces, no calls).
   for (NodeId p = x.lhs; p != kNone; p = m_.expr(p).lhs) {
     const Expr& px = m_.expr(p);
@@ -224,7 +234,7 @@ std::string_view Facts::pathKey(NodeId e) const {
   std::string_view t = m_.textOf(e);
   for (char c : t)
     if (c == ' ' || c == '\n' || c == '\t' || c == '\\' || c == '(' || c == '#') return {};
-  return t;
+  return pathKeys_[e] = t;
 }
 
 const std::vector<uint32_t>& Facts::callTargets(NodeId call) const {

@@ -109,6 +109,7 @@ void FactsBuilder::computeStores() {
       int p = paramRoot(m_, fun, value);
       if (p < 0 || p >= 32) continue;
       if (accumulates) sum.accumulatesParam |= 1u << p;
+      else if (m_.expr(target).kind == ExprKind::Attribute && st.kind == StmtKind::Assign) sum.assignsParam |= 1u << p;
       else sum.storesParam |= 1u << p;
       if (sum.accumulateAt == kNone) sum.accumulateAt = s;
     }
@@ -121,7 +122,7 @@ void FactsBuilder::computeStores() {
       if (p >= 0) sum.softmaxOfParam = p;
     }
     int32_t cls = f_.classOfFunction(fn);
-    if (cls >= 0 && fun.cls >= 0 && (sum.accumulatesParam || sum.storesParam) && fun.name != "__init__")
+    if (cls >= 0 && fun.cls >= 0 && (sum.accumulatesParam || sum.storesParam || sum.assignsParam) && fun.name != "__init__")
       f_.accumulatorClass_[static_cast<size_t>(cls)] = true;
   }
 }
