@@ -143,11 +143,11 @@ bool looksLikeEvalFunction(std::string_view name) {
   // "test" is an evaluation loop only when the function is literally named for it: test_* are
   // pytest/unittest tests, and helpers with "test" in their names are test utilities.
   if (n == "test" || n == "test_epoch" || n == "test_one_epoch" || n == "test_loop" || n == "testing") return true;
-  // Lightning-style hooks run under no_grad by their framework.
-  if (endsWith(n, "_step") && (startsWith(n, "validation") || startsWith(n, "val") || startsWith(n, "test") ||
-                               startsWith(n, "predict")))
-    return false;
   std::vector<std::string> w = words(name);
+  // Per-batch hooks of training frameworks (`validation_step`, `valid_step_with_inference`,
+  // `test_step_end`): the framework calls them and chooses the grad mode, usually no_grad.
+  if (std::find(w.begin(), w.end(), "step") != w.end())
+    return false;
   if (w.empty()) return false;
   if (in(w.front(), kVerbs)) return true;  // evaluate_model, val_epoch, predict_batch, inference_loop
   static constexpr std::array<std::string_view, 5> kLeads = {"run", "do", "start", "perform", "compute"};
