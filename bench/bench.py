@@ -130,6 +130,19 @@ def main():
     rss1_t1, rss10_t1 = peak_rss_mib(single(one_x)), peak_rss_mib(single(ten_x))
     shutil.rmtree(scale_dir)
 
+    # Scale within one function: 10k and 100k lines of varied training code in a single body.
+    # Every pass must stay linear in the length of a function, not only of a corpus.
+    long_dir = tempfile.mkdtemp(prefix="oomlint_bench_long_")
+    long_times = {}
+    for in_loop in (False, True):
+        for n in (10_000, 100_000):
+            path = os.path.join(long_dir, f"long_{n}_{int(in_loop)}.py")
+            with open(path, "w") as fh:
+                fh.write(long_function(n, in_loop))
+            cmd = [oomlint, "check", "--no-cache", "--isolated", "--exit-zero", "-q", path]
+            long_times[(n, in_loop)] = measure(cmd, max(1, args.runs // 2))[0]
+    shutil.rmtree(long_dir)
+
     one = os.path.join(ROOT, "examples", "train.py")
     startup = measure([oomlint, "check", "--no-cache", "--isolated", "--exit-zero", "-q", one], max(args.runs, 20))
     rows.append(("oomlint check examples/train.py", startup))
@@ -152,8 +165,104 @@ def main():
         print("ruff-wasm: not fetched (bash scripts/bench-deps.sh)")
     for name, (wall, cpu, _) in subset_rows:
         print(f"{name:40} {wall:9.3f} s wall {subset_lines / wall:13,.0f} lines/s")
+    for in_loop, what in ((False, "function"), (True, "loop body")):
+        big, small = long_times[(100_000, in_loop)], long_times[(10_000, in_loop)]
+        print(f"one 100k-line {what}: {big:.2f} s vs 10k lines {small:.2f} s = {big / small:.2f}x   (linear: target <= 11x, issue 15)")
     print(f"10x corpus: {scale10[0]:.2f} s vs 1x {scale1[0]:.2f} s = {scale10[0] / scale1[0]:.2f}x   (target <= 11x); "
           f"peak RSS {rss10:.0f} MiB vs {rss1:.0f} MiB ({t} threads), {rss10_t1:.1f} MiB vs {rss1_t1:.1f} MiB (1 thread)")
+
+
+# Blocks of one long training function: branches, loops, handlers, comprehensions, attention,
+# accumulators, appends, hooks, evaluation, carried state, gradient accumulation, retries; some
+# reuse one set of names (rebound again and again), some have names of their own (many live names).
+LONG_BLOCKS = [
+    """h{i} = model(x)
+if h{i}.sum() > {i}:
+    outs.append(h{i}.detach())
+else:
+    h{i} = h{i} * 2
+""",
+    """scores = q @ k.transpose(-2, -1) / 8
+attn = scores.softmax(dim=-1)
+attn = dropout(attn)
+ctx{i} = attn @ v
+""",
+    """for step, (xb, yb) in enumerate(loader):
+    loss = criterion(model(xb), yb)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    total += loss.item()
+""",
+    """try:
+    y{i} = model(x)
+except torch.cuda.OutOfMemoryError:
+    torch.cuda.empty_cache()
+    y{i} = model(x[:1])
+finally:
+    count += 1
+""",
+    """with torch.no_grad():
+    preds = [model(b) for b in batches if b is not None]
+    acc{i} = sum(p.argmax(-1).float().mean() for p in preds)
+""",
+    """while count < {i}:
+    count += 1
+    if count % 7 == 0:
+        break
+losses.append(loss)
+running += loss
+""",
+    """for j, (xb, yb) in enumerate(loader):
+    loss = criterion(model(xb), yb)
+    loss.backward()
+    if (j + 1) % accum == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+    """hidden{i} = None
+for xb, yb in loader:
+    out, hidden{i} = rnn(xb, hidden{i})
+    loss = criterion(out, yb)
+    loss.backward()
+    optimizer.step()
+""",
+    """handle{i} = layer.register_forward_hook(lambda mod, inp, out: feats.append(out))
+model.eval()
+val{i} = model(x)
+model.train()
+""",
+    """summed = 0
+for xb in batches:
+    summed = summed + criterion(model(xb), y)
+summed.backward()
+for p in model.parameters():
+    norms.append(p.grad.norm().item())
+""",
+    """x_gpu{i} = x.cuda()
+dl{i} = torch.utils.data.DataLoader(dataset, batch_size=8, pin_memory=True, collate_fn=collate)
+""",
+]
+
+
+def long_function(lines: int, in_loop: bool = False) -> str:
+    """One function of about `lines` lines; with in_loop, its body is one training loop's body."""
+    out = ["import torch", "", "", "def train(model, rnn, layer, loader, optimizer, criterion, q, k, v, x, y, batches,",
+           "          dropout, dataset, collate, accum):",
+           "    outs, losses, feats, norms, total, running, count, loss = [], [], [], [], 0.0, 0.0, 0, None"]
+    indent = "    "
+    if in_loop:
+        out.append("    for epoch in range(10):")
+        indent = "        "
+    i = 0
+    written = len(out)
+    while written < lines:
+        block = LONG_BLOCKS[i % len(LONG_BLOCKS)].format(i=i)
+        out.extend(indent + line for line in block.rstrip("\n").split("\n"))
+        written += block.count("\n")
+        i += 1
+    out.append("    return outs, losses, total")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

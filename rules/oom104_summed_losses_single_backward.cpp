@@ -70,8 +70,8 @@ std::unordered_set<std::string_view> perIterationNames(const Facts& f, NodeId lo
     });
   };
   if (l.kind == StmtKind::For) addNames(l.target);
-  for (NodeId s : f.statementsOf(m.stmt(loop).function)) {
-    if (!f.within(s, loop) || s == loop) continue;
+  for (NodeId s : f.statementsWithin(loop)) {
+    if (s == loop) continue;
     const Stmt& st = m.stmt(s);
     if (st.kind != StmtKind::Assign || st.value == kNone) continue;
     bool depends = false;
@@ -132,8 +132,7 @@ class Oom104 final : public Rule {
     std::unordered_set<std::string_view> perIter = perIterationNames(f, loop);
     // The loop must run a forward on per-iteration data (micro-batches), not loop over heads.
     bool forwardOnData = false;
-    for (NodeId s : f.statementsOf(m.stmt(loop).function)) {
-      if (!f.within(s, loop)) continue;
+    for (NodeId s : f.statementsWithin(loop)) {
       for (NodeId c : f.callsOf(s)) {
         if (!f.isForwardCall(c)) continue;
         for (const Arg& a : argsOf(m, m.expr(c)))
@@ -142,8 +141,8 @@ class Oom104 final : public Rule {
       }
     }
     if (!forwardOnData) return false;
-    for (NodeId s : f.statementsOf(m.stmt(loop).function)) {
-      if (!f.within(s, loop) || s == loop) continue;
+    for (NodeId s : f.statementsWithin(loop)) {
+      if (s == loop) continue;
       const Stmt& st = m.stmt(s);
       NodeId target = kNone, value = kNone;
       if (st.kind == StmtKind::AugAssign && st.op == "+=") {

@@ -110,8 +110,7 @@ class Oom107 final : public Rule {
   static NodeId fedBack(const Facts& f, NodeId s, NodeId loop, std::string_view name) {
     const Module& m = f.module();
     if (f.mentionsPath(m.stmt(s).value, name)) return m.stmt(s).value;
-    for (NodeId o : f.statementsOf(m.stmt(s).function)) {
-      if (!f.within(o, loop)) continue;
+    for (NodeId o : f.statementsWithin(loop)) {
       for (NodeId c : f.callsOf(o)) {
         if (!f.isForwardCall(c)) continue;
         for (const Arg& a : argsOf(m, m.expr(c)))
@@ -125,8 +124,8 @@ class Oom107 final : public Rule {
   /// (`h = h.detach()`, `h = repackage_hidden(h)`, `h = model.init_hidden()`), or detaches it in place.
   static bool detachedInLoop(const Facts& f, NodeId s, NodeId loop, std::string_view name) {
     const Module& m = f.module();
-    for (NodeId o : f.statementsOf(m.stmt(s).function)) {
-      if (o == s || !f.within(o, loop)) continue;
+    for (NodeId o : f.statementsWithin(loop)) {
+      if (o == s) continue;
       const Stmt& os = m.stmt(o);
       if (os.kind == StmtKind::Expr && os.value != kNone) {
         std::string_view meth = methodName(m, os.value);

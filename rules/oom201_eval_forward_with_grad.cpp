@@ -163,8 +163,7 @@ class Oom201 final : public Rule {
     if (f.reachesEvent(wrap, event::kUpdate)) return Applicability::Unsafe;
     const Module& m = f.module();
     bool weak = false;
-    for (NodeId s : f.statementsOf(fn)) {
-      if (!f.within(s, wrap)) continue;
+    for (NodeId s : f.statementsWithin(wrap)) {
       for (NodeId c : f.callsOf(s))
         if (f.isForwardCall(c) && f.evalOpener(c) != kNone) {
           NodeId callee = m.expr(c).lhs;

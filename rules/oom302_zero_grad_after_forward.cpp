@@ -94,11 +94,19 @@ class Oom302 final : public Rule {
     };
     StepEvent self{event::kZeroGrad, call, s};
     std::vector<StepEvent> step;
-    for (const StepEvent& e : f.events(fn))
+    for (const StepEvent& e : loop != kNone ? f.eventsWithin(loop) : std::span<const StepEvent>(f.events(fn)))
       if (inStep(e.stmt)) step.push_back(e);
     // A forward whose graph is back-propagated after this zero_grad (no backward in between), and
-    // that no earlier zero_grad on every path to it already cleared the gradients for.
-    for (const StepEvent& fw : step) {
+    // that no earlier zero_grad on every path to it already cleared the gradients for. A backward
+    // on every path to the zero_grad has consumed the forwards of the statements before it.
+    size_t from = step.size();
+    while (from > 0 && !(step[from - 1].kind == event::kBackward && step[from - 1].stmt != s && f.dominates(step[from - 1].stmt, s))) --from;
+    if (from > 0) {
+      --from;
+      while (from > 0 && step[from - 1].stmt == step[from].stmt) --from;
+    }
+    for (size_t i = from; i < step.size(); ++i) {
+      const StepEvent& fw = step[i];
       if (fw.kind != event::kForward || !before(fw, self)) continue;
       bool backwardBetween = false, backwardAfter = false, cleared = false;
       for (const StepEvent& e : step) {

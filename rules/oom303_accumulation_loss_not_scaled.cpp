@@ -56,8 +56,8 @@ OOM303`.
 /// The `k` of an `if (...) % k == 0:` guard that holds an optimizer step inside `loop`.
 NodeId accumulationDivisor(const Facts& f, NodeId loop, NodeId& guard) {
   const Module& m = f.module();
-  for (NodeId s : f.statementsOf(m.stmt(loop).function)) {
-    if (!f.within(s, loop) || m.stmt(s).kind != StmtKind::If) continue;
+  for (NodeId s : f.statementsWithin(loop)) {
+    if (m.stmt(s).kind != StmtKind::If) continue;
     const Stmt& st = m.stmt(s);
     if (st.value == kNone) continue;
     bool steps = false;
@@ -91,8 +91,7 @@ bool isScaled(const Facts& f, NodeId e) {
 /// helper): the normalisation happens after backward instead.
 bool rescalesGradients(const Facts& f, NodeId guard) {
   const Module& m = f.module();
-  for (NodeId s : f.statementsOf(m.stmt(guard).function)) {
-    if (!f.within(s, guard)) continue;
+  for (NodeId s : f.statementsWithin(guard)) {
     const Stmt& st = m.stmt(s);
     if (st.kind == StmtKind::AugAssign && (st.op == "/=" || st.op == "*=") && f.pathKey(st.target).find("grad") != std::string_view::npos)
       return true;
@@ -130,9 +129,9 @@ class Oom303 final : public Rule {
     const ValueFact& v = f.value(value);
     if (v.history != Tri::Yes || v.origin == kNone || !(f.isForwardCall(v.origin) || f.isLossCall(v.origin))) return;
     if (isScaled(f, value)) return;
-    for (NodeId t : f.statementsOf(m.stmt(s).function)) {
+    for (NodeId t : f.statementsWithin(loop)) {
       const Stmt& ts = m.stmt(t);
-      if (!f.within(t, loop) || ts.kind != StmtKind::AugAssign || f.pathKey(ts.target) != name) continue;
+      if (ts.kind != StmtKind::AugAssign || f.pathKey(ts.target) != name) continue;
       if (ts.op == "/=" || ts.op == "//=" || ts.op == "*=") return;
     }
     if (rescalesGradients(f, guard)) return;

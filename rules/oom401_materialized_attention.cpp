@@ -1,7 +1,4 @@
 // OOM401 materialized-attention
-#include <algorithm>
-#include <vector>
-
 #include "rules/common.h"
 #include "rules/registry.h"
 
@@ -66,30 +63,6 @@ for `block with scaled_dot_product_attention`. Reproduce with `oomlint-probe OOM
 )doc",
 };
 
-bool isMatmul(const Module& m, NodeId e) {
-  const Expr& x = m.expr(e);
-  if (x.kind == ExprKind::BinOp) return x.text == "@";
-  if (x.kind != ExprKind::Call) return false;
-  const std::string& c = m.canonical(e);
-  if (c == "torch.matmul" || c == "torch.bmm" || c == "torch.einsum") return true;
-  std::string_view meth = methodName(m, e);
-  return c.empty() && (meth == "matmul" || meth == "bmm");
-}
-
-/// A fused attention kernel this function can also run (`if self.fused_attn: sdpa(...) else: ...`):
-/// the hand-written path is its fallback, kept on purpose.
-bool offersFusedAttention(const Facts& f, uint32_t fn) {
-  const Module& m = f.module();
-  for (NodeId s : f.statementsOf(fn))
-    for (NodeId c : f.callsOf(s)) {
-      std::string_view name = calleeName(m, c);
-      if (name == "scaled_dot_product_attention" || name == "flash_attn_func" || name == "flash_attn_varlen_func" ||
-          name == "flash_attn_qkvpacked_func" || name == "memory_efficient_attention" || name == "flex_attention")
-        return true;
-    }
-  return false;
-}
-
 class Oom401 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
@@ -101,11 +74,11 @@ class Oom401 final : public Rule {
     if (scores == kNone) return;
     NodeId s = m.expr(call).stmt;
     if (f.unreachable(s)) return;
-    uint32_t fn = m.stmt(s).function;
-    if (offersFusedAttention(f, fn)) return;
-    NodeId product = scoresProduct(f, scores);
+    // A hand-written path kept as the fallback of a fused kernel is there on purpose.
+    if (f.callsFusedAttention(m.stmt(s).function)) return;
+    NodeId product = f.attentionScores(scores);
     if (product == kNone) return;
-    NodeId consumer = probabilitiesMultiplyValues(f, fn, s, call);
+    NodeId consumer = f.probabilitiesConsumer(call);
     if (consumer == kNone) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   "hand-written attention materialises the score and probability matrices (quadratic in sequence "
@@ -114,104 +87,6 @@ class Oom401 final : public Rule {
     finding.note(m.expr(consumer).span, "the probabilities multiply the values here");
     finding.withFix(Applicability::DisplayOnly, m.lang == Lang::Python ? "Use `F.scaled_dot_product_attention(q, k, v, ...)`"
                                                                         : "Use `torch::scaled_dot_product_attention(q, k, v, ...)`");
-  }
-
- private:
-  /// The matmul that made the scores: in the expression itself or, through the names it reads,
-  /// in the values they were assigned (`scores = q @ k.mT; scores = scores + bias`). kNone unless
-  /// it contracts the feature axis into an L×S map.
-  static NodeId scoresProduct(const Facts& f, NodeId e) {
-    const Module& m = f.module();
-    std::vector<NodeId> work{e};
-    std::vector<NodeId> seen;
-    for (size_t i = 0; i < work.size() && i < 24; ++i) {
-      NodeId cur = work[i];
-      NodeId found = kNone;
-      bool channel = false;
-      f.forSubtree(cur, [&](NodeId x) {
-        if (found != kNone || !isMatmul(m, x)) return;
-        Tri c = f.contractsFeatureAxis(x);
-        if (c == Tri::Yes) found = x;
-        if (c == Tri::No) channel = true;
-      });
-      if (found != kNone) return found;
-      if (channel) return kNone;
-      std::vector<NodeId> defs;
-      f.forSubtree(cur, [&](NodeId x) {
-        if (m.expr(x).kind != ExprKind::Name || m.expr(x).canonical != 0) return;
-        f.definitionsOf(x, defs);
-        for (NodeId site : defs) {
-          NodeId v = m.stmt(site).value;
-          if (v == kNone || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
-          seen.push_back(v);
-          work.push_back(v);
-        }
-      });
-    }
-    return kNone;
-  }
-
-  /// The softmax output reaches a matmul (directly or through dropout / renaming), and is not
-  /// returned or stored (then the probabilities are wanted and a fused kernel cannot replace
-  /// this). Returns that matmul, or kNone.
-  static NodeId probabilitiesMultiplyValues(const Facts& f, uint32_t fn, NodeId s, NodeId softmax) {
-    const Module& m = f.module();
-    const Stmt& st = m.stmt(s);
-    // `softmax(...) @ v` in one expression.
-    if (st.value != kNone) {
-      NodeId direct = kNone;
-      const Span& ss = m.expr(softmax).span;
-      f.forSubtree(st.value, [&](NodeId x) {
-        const Span& xs = m.expr(x).span;
-        bool inside = xs.begin >= ss.begin && xs.end <= ss.end;
-        if (direct == kNone && isMatmul(m, x) && xs.begin <= ss.begin && xs.end >= ss.end && x != softmax && !inside) direct = x;
-      });
-      if (direct != kNone) return direct;
-    }
-    if (st.kind != StmtKind::Assign || st.target == kNone || m.expr(st.target).kind != ExprKind::Name) return kNone;
-    std::vector<std::string_view> aliases{m.expr(st.target).text};
-    NodeId multiplied = kNone;
-    for (NodeId t : f.statementsOf(fn)) {
-      const Stmt& ts = m.stmt(t);
-      if (ts.span.begin <= st.span.begin) continue;
-      bool uses = false;
-      for (std::string_view a : aliases)
-        if (ts.value != kNone && f.mentionsPath(ts.value, a)) uses = true;
-      if (!uses) continue;
-      if (ts.kind == StmtKind::Return && returnsItself(m, ts.value, aliases)) return kNone;  // probabilities are wanted
-      if (ts.kind == StmtKind::Assign && ts.target != kNone && m.expr(ts.target).kind == ExprKind::Attribute) return kNone;
-      if (ts.kind == StmtKind::Expr && (methodName(m, ts.value) == "append" || methodName(m, ts.value) == "extend")) return kNone;
-      NodeId mm = kNone;
-      f.forSubtree(ts.value, [&](NodeId x) {
-        if (mm != kNone || !isMatmul(m, x)) return;
-        for (std::string_view a : aliases)
-          if (f.mentionsPath(x, a)) mm = x;
-      });
-      if (mm != kNone) {
-        if (multiplied == kNone) multiplied = mm;
-      } else if (ts.kind == StmtKind::Assign && ts.target != kNone && m.expr(ts.target).kind == ExprKind::Name) {
-        aliases.push_back(m.expr(ts.target).text);  // `attn = dropout(attn)`
-      }
-    }
-    return multiplied;
-  }
-
-  /// `return attn` / `return out, attn`: the probabilities themselves leave the function.
-  static bool returnsItself(const Module& m, NodeId value, const std::vector<std::string_view>& aliases) {
-    if (value == kNone) return false;
-    auto isAlias = [&](NodeId e) {
-      const Expr& x = m.expr(e);
-      if (x.kind != ExprKind::Name) return false;
-      for (std::string_view a : aliases)
-        if (x.text == a) return true;
-      return false;
-    };
-    if (isAlias(value)) return true;
-    const Expr& v = m.expr(value);
-    if (v.kind == ExprKind::Container)
-      for (const Arg& a : argsOf(m, v))
-        if (isAlias(a.value)) return true;
-    return false;
   }
 };
 

@@ -55,24 +55,7 @@ class Oom505 final : public Rule {
       if (root == "accelerate" || root == "lightning" || root == "pytorch_lightning" || root == "deepspeed") return;
     }
     // Distributed: it starts a process group or reads its rank from the launcher's environment.
-    NodeId evidence = kNone;
-    for (NodeId e = 0; e < m.exprs.size(); ++e) {
-      const Expr& x = m.expr(e);
-      if (x.kind == ExprKind::String && (x.text.find("\"LOCAL_RANK\"") != std::string_view::npos ||
-                                         x.text.find("'LOCAL_RANK'") != std::string_view::npos)) {
-        if (evidence == kNone) evidence = e;
-        continue;
-      }
-      if (x.kind != ExprKind::Call) continue;
-      const std::string& c = m.canonical(e);
-      if (c == "torch.cuda.set_device" || c == "torch.cuda.device" || c == "torch.accelerator.set_device_index" ||
-          c == "torch.accelerator.set_device")
-        return;
-      if (c == "torch.distributed.init_process_group") {
-        if (keywordArg(m, e, "device_id") != kNone) return;  // binds the process to its device
-        evidence = e;
-      }
-    }
+    NodeId evidence = ctx.facts().distributedWithoutDevice();
     if (evidence == kNone) return;
     Finding& f = ctx.report(kInfo, m.expr(call).span,
                             "`pin_memory=True` in a distributed program that never calls `torch.cuda.set_device`: every "

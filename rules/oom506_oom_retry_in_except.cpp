@@ -117,26 +117,21 @@ class Oom506 final : public Rule {
       if (!catchesOom(f, h)) continue;
       // What the try block ran.
       std::vector<NodeId> tried;
-      for (NodeId t : f.statementsOf(st.function))
-        for (NodeId body : items(m, st.body))
-          if (f.within(t, body))
-            for (NodeId c : f.callsOf(t)) tried.push_back(c);
-      for (NodeId t : f.statementsOf(st.function)) {
-        bool inHandler = false;
-        for (NodeId body : items(m, h.body))
-          if (f.within(t, body)) inHandler = true;
-        if (!inHandler) continue;
-        for (NodeId c : f.callsOf(t)) {
-          if (!isRetry(f, c, tried)) continue;
-          Finding& fd = ctx.report(kInfo, m.expr(c).span,
-                                   ticked(brief(m, m.expr(c).lhs, 30) + "(...)") +
-                                       " retries inside the out-of-memory handler, where the traceback still holds "
-                                       "the failed step's tensors");
-          fd.note(f.firstLine(h.span), "the out-of-memory error is caught here; its traceback lives until the handler ends");
-          fd.withFix(Applicability::DisplayOnly, "Set a flag in the except block and retry after it");
-          return;
-        }
-      }
+      for (NodeId body : items(m, st.body))
+        for (NodeId t : f.statementsWithin(body))
+          for (NodeId c : f.callsOf(t)) tried.push_back(c);
+      for (NodeId top : items(m, h.body))
+        for (NodeId t : f.statementsWithin(top))
+          for (NodeId c : f.callsOf(t)) {
+            if (!isRetry(f, c, tried)) continue;
+            Finding& fd = ctx.report(kInfo, m.expr(c).span,
+                                     ticked(brief(m, m.expr(c).lhs, 30) + "(...)") +
+                                         " retries inside the out-of-memory handler, where the traceback still holds "
+                                         "the failed step's tensors");
+            fd.note(f.firstLine(h.span), "the out-of-memory error is caught here; its traceback lives until the handler ends");
+            fd.withFix(Applicability::DisplayOnly, "Set a flag in the except block and retry after it");
+            return;
+          }
     }
   }
 };

@@ -96,10 +96,10 @@ class Oom601 final : public Rule {
     if (m.expr(ds).kind != ExprKind::Name) return -1;
     int32_t found = -1;
     uint32_t fn = m.stmt(m.expr(call).stmt).function;
-    for (NodeId s : f.statementsOf(fn)) {
+    for (NodeId s : f.assignmentsOf(fn, m.expr(ds).text)) {
       const Stmt& st = m.stmt(s);
       if (st.span.begin >= m.expr(call).span.begin) break;
-      if (st.kind != StmtKind::Assign || st.target == kNone) continue;
+      if (st.target == kNone) continue;
       if (m.expr(st.target).kind == ExprKind::Name && m.expr(st.target).text == m.expr(ds).text)
         found = localClassCalled(m, st.value);
     }

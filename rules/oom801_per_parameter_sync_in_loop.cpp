@@ -54,12 +54,7 @@ bool guardedByModulo(const Facts& f, NodeId s, NodeId outer) {
 /// The function is one training step: it reaches an update and holds no training loop of its own
 /// (a parameter loop after a function's own training loop runs once, not per step).
 bool isStepFunction(const Facts& f, uint32_t fn) {
-  if (!f.functionReachesUpdate(fn)) return false;
-  for (NodeId s : f.statementsOf(fn)) {
-    StmtKind k = f.module().stmt(s).kind;
-    if ((k == StmtKind::For || k == StmtKind::While) && (f.loopRole(s) & loop_role::kTraining)) return false;
-  }
-  return true;
+  return f.functionReachesUpdate(fn) && !f.holdsTrainingLoop(fn);
 }
 
 class Oom801 final : public Rule {

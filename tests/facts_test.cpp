@@ -398,3 +398,68 @@ TEST(Facts, FreezesLastWriteWinsAndVersionGates) {
   EXPECT_FALSE(f.frozenBefore("model", UINT32_MAX)) << "partly trainable again";
   EXPECT_TRUE(f.versionGated(stmtWithText(*m, "s = torch.cuda.amp.GradScaler()")));
 }
+
+TEST(Facts, NestedRunsOfStatementsAndEvents) {
+  auto m = python::parse("t.py",
+                         "def train(model, loader, opt, c):\n"
+                         "    for x in loader:\n"
+                         "        if c:\n"
+                         "            y = model(x)\n"
+                         "        else:\n"
+                         "            y = 0\n"
+                         "        y.backward()\n"
+                         "        opt.step()\n"
+                         "    for p in model.parameters():\n"
+                         "        break\n"
+                         "    done = 1\n");
+  Facts f(*m);
+  NodeId loop = stmtWithText(*m, "for x in loader:\n"
+                                 "        if c:\n"
+                                 "            y = model(x)\n"
+                                 "        else:\n"
+                                 "            y = 0\n"
+                                 "        y.backward()\n"
+                                 "        opt.step()");
+  ASSERT_NE(loop, kNone);
+  NodeId fw = stmtWithText(*m, "y = model(x)"), done = stmtWithText(*m, "done = 1");
+  std::vector<NodeId> nested(f.statementsWithin(loop).begin(), f.statementsWithin(loop).end());
+  ASSERT_EQ(nested.size(), 6u) << "the loop, the if, its two branches, backward and step";
+  EXPECT_EQ(nested.front(), loop);
+  for (NodeId s : nested) EXPECT_TRUE(f.within(s, loop));
+  EXPECT_FALSE(f.within(done, loop));
+  EXPECT_TRUE(f.within(fw, stmtWithText(*m, "if c:\n"
+                                             "            y = model(x)\n"
+                                             "        else:\n"
+                                             "            y = 0")));
+  size_t backward = 0, steps = 0;
+  for (const StepEvent& e : f.eventsWithin(loop)) {
+    EXPECT_TRUE(f.within(e.stmt, loop));
+    if (e.kind == event::kBackward) ++backward;
+    if (e.kind == event::kStep) ++steps;
+  }
+  EXPECT_EQ(backward, 1u);
+  EXPECT_EQ(steps, 1u);
+  EXPECT_TRUE(f.holdsTrainingLoop(1));
+  EXPECT_FALSE(f.runsOnce(loop));
+  EXPECT_TRUE(f.runsOnce(stmtWithText(*m, "for p in model.parameters():\n        break")));
+}
+
+TEST(Facts, DistributedWithoutDeviceIsAnsweredForTheFile) {
+  auto launched = python::parse("t.py",
+                                "import os, torch\n"
+                                "import torch.distributed as dist\n"
+                                "rank = int(os.environ['LOCAL_RANK'])\n"
+                                "dist.init_process_group('nccl')\n");
+  EXPECT_NE(Facts(*launched).distributedWithoutDevice(), kNone);
+  auto bound = python::parse("t.py",
+                             "import os, torch\n"
+                             "import torch.distributed as dist\n"
+                             "dist.init_process_group('nccl')\n"
+                             "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n");
+  EXPECT_EQ(Facts(*bound).distributedWithoutDevice(), kNone);
+  auto deviceId = python::parse("t.py",
+                                "import torch\n"
+                                "import torch.distributed as dist\n"
+                                "dist.init_process_group('nccl', device_id=torch.device('cuda', 0))\n");
+  EXPECT_EQ(Facts(*deviceId).distributedWithoutDevice(), kNone);
+}

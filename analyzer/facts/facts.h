@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -113,6 +114,9 @@ class Facts {
   NodeId enclosingLoop(NodeId stmt) const { return loopOf_[stmt]; }
   /// True when `inner` is `outer` or nested inside it (statements of one function).
   bool within(NodeId inner, NodeId outer) const;
+  /// `stmt` and the statements nested in it, in source order: what a loop or block runs, without
+  /// scanning the whole function (long generated functions stay linear).
+  std::span<const NodeId> statementsWithin(NodeId stmt) const;
   /// The two statements sit in different branches of one `if`/`match` (never both run in one pass).
   bool exclusive(NodeId a, NodeId b) const;
   /// `a` runs before `b` on every path to `b` within one pass through their common block: `a` is
@@ -132,7 +136,7 @@ class Facts {
   /// The statement is in an `except` handler (C++ `catch`) nested inside `outer` (or anywhere, for kNone).
   bool inHandler(NodeId stmt, NodeId outer) const;
   /// The loop body returns, breaks or raises at its top level: it runs at most once.
-  bool runsOnce(NodeId loop) const;
+  bool runsOnce(NodeId loop) const { return runsOnce_[loop]; }
   /// `e` reads `path`: a Name or attribute path in its subtree equal to it or under it
   /// (`losses` in `torch.stack(losses).sum()`, `self.total` in `self.total.item()`).
   bool mentionsPath(NodeId e, std::string_view path) const;
@@ -204,6 +208,17 @@ class Facts {
   /// What a softmax call normalises: `F.softmax(x)`, `x.softmax(-1)`, an `nn.Softmax` module, a
   /// `partial(F.softmax)`, a function of this file returning a parameter's softmax. Else kNone.
   NodeId softmaxInput(NodeId call) const;
+  /// The function can run a fused attention kernel (`scaled_dot_product_attention`, FlashAttention,
+  /// xformers, `flex_attention`): a hand-written path beside it is its fallback.
+  bool callsFusedAttention(uint32_t fn) const;
+  /// The matmul that made a softmax's scores, in the expression or through the values of the
+  /// names it reads (`scores = q @ k.mT; scores = scores + bias`), when it contracts the feature
+  /// axis into an L×S map; kNone otherwise (channel attention, shapes not readable).
+  NodeId attentionScores(NodeId softmaxInput) const;
+  /// The matmul that multiplies a softmax call's probabilities with the values, directly or through
+  /// names (dropout, renaming) until the name is rebound; kNone when there is none or the
+  /// probabilities leave the function (returned, stored on an object, appended).
+  NodeId probabilitiesConsumer(NodeId softmaxCall) const;
 
   // ------------------------------------------------------------ grad mode and evaluation
   GradMode gradMode(NodeId stmt) const { return gradMode_[stmt]; }
@@ -229,6 +244,11 @@ class Facts {
   /// single one reaches it; after branches that assign it differently, every assignment of the
   /// name earlier in the function (`scores = q @ k.mT` and `scores = scores.masked_fill(...)`).
   void definitionsOf(NodeId nameExpr, std::vector<NodeId>& out) const;
+  /// Assignments of function `fn` that rebind `name` (`name = ...`, `a, name = ...`; not
+  /// `name[i] = ...`), in source order. An index, so def-use questions stay linear in a long function.
+  const std::vector<NodeId>& assignmentsOf(uint32_t fn, std::string_view name) const;
+  /// Statements of function `fn` whose value reads `name` (`name`, `name.x`), in source order.
+  const std::vector<NodeId>& readersOf(uint32_t fn, std::string_view name) const;
   /// For a Name expression: the statement that made the binding it reads, which updates in
   /// place (`total += x`, `total = total + x`) keep: `total = 0` before the loop.
   NodeId bindingSite(NodeId nameExpr) const { return useBound_[nameExpr]; }
@@ -243,6 +263,9 @@ class Facts {
   /// The events of one function's body in source order, calls of local functions expanded to the
   /// events their summaries list.
   const std::vector<StepEvent>& events(uint32_t fn) const { return events_[fn]; }
+  /// The events of `stmt` and the statements nested in it: one loop's iteration, without the
+  /// rest of the function.
+  std::span<const StepEvent> eventsWithin(NodeId stmt) const;
   /// Statement contains (in its subtree, same function) a backward, autograd.grad or optimizer
   /// step, directly or through a call to a function of this file that does.
   bool reachesBackwardOrStep(NodeId stmt) const { return (subtreeEvents_[stmt] & event::kUpdate) != 0; }
@@ -250,6 +273,8 @@ class Facts {
   bool reachesEvent(NodeId stmt, uint8_t events) const { return (subtreeEvents_[stmt] & events) != 0; }
   bool functionReachesUpdate(uint32_t fn) const { return (summaries_[fn].events & event::kUpdate) != 0; }
   uint8_t loopRole(NodeId loop) const { return loop == kNone ? 0 : loopRole_[loop]; }
+  /// Some loop of the function (not of a nested def) trains: it runs the steps itself.
+  bool holdsTrainingLoop(uint32_t fn) const { return trainingLoopIn_[fn]; }
 
   // ------------------------------------------------------------ program-level facts
   /// The file clears gradients somewhere (zero_grad, `p.grad = None`, a framework that does it).
@@ -260,6 +285,10 @@ class Facts {
   /// The same for an expression: its statement is gated, or it is an arm of a conditional
   /// expression that tests the version (`new() if TORCH_GE_2_4 else old()`).
   bool versionGatedExpr(NodeId expr) const;
+  /// Where the file shows it runs distributed (starts a process group, reads LOCAL_RANK) without
+  /// binding each process to its GPU (`set_device`, a `device_id` for the process group): kNone
+  /// when it does not, or binds the device. Asked per DataLoader; worked out once.
+  NodeId distributedWithoutDevice() const;
 
   /// Naming conventions (names.h) a name follows, asked once per distinct name: the same few
   /// names (`model`, `criterion`, `optimizer`) are asked about at every call of every loop.
@@ -298,6 +327,11 @@ class Facts {
   std::vector<std::vector<NodeId>> stmtCalls_;
   std::vector<NodeId> loopOf_;
   std::vector<uint32_t> depth_;                     // per stmt: nesting depth within its function
+  std::vector<uint32_t> posInFn_, endInFn_;         // per stmt: its nested run in fnStmts_ of its function
+  std::vector<int32_t> branch_;                     // per stmt: the list of its parent holding it (-1: none)
+  std::vector<bool> preorder_;                      // per function: fnStmts_ lists its tree in pre-order
+  std::vector<bool> runsOnce_;                      // per loop
+  mutable std::unordered_map<NodeId, std::vector<NodeId>> nestedLists_;  // statementsWithin where not
   std::unordered_map<std::string_view, std::vector<uint32_t>> functionsByName_;
   std::vector<std::vector<int32_t>> classFamily_;   // per class: itself, its in-file bases and subclasses
   std::vector<int32_t> familyRoot_;                 // per class: representative of its family
@@ -331,6 +365,7 @@ class Facts {
   std::vector<std::vector<StepEvent>> events_;
   std::vector<uint8_t> subtreeEvents_;
   std::vector<uint8_t> loopRole_;
+  std::vector<bool> trainingLoopIn_;  // per function
   std::vector<bool> versionGated_;
   std::unordered_set<NodeId> versionGatedExprs_;
   std::vector<bool> unreachable_;
@@ -341,6 +376,14 @@ class Facts {
   mutable std::vector<uint8_t> evidenceCache_;
   bool cacheAll_ = false;  // calls' kinds may be remembered too (call targets are known)
   mutable std::vector<uint8_t> callClass_;  // per call: forward / loss / optimizer step, once asked
+  struct NameIndex {
+    std::unordered_map<std::string_view, std::vector<NodeId>> assigns, reads;
+  };
+  const NameIndex& nameIndex(uint32_t fn) const;
+  mutable std::unordered_map<uint32_t, NameIndex> nameIndex_;  // per function, once asked
+  mutable int64_t distributedEvidence_ = -1;  // distributedWithoutDevice, once asked (-1: not yet)
+  mutable std::vector<uint8_t> fusedAttention_;
+  mutable std::unordered_map<uint32_t, std::unordered_set<std::string_view>> backwardPaths_;  // flowsToBackward                // per function: 0 unknown, 1 no, 2 yes
 
   friend class FactsBuilder;
   friend class ValueWalker;

@@ -10,6 +10,7 @@ namespace oomlint {
 void FactsBuilder::computeLoopRoles() {
   size_t ns = m_.stmts.size();
   f_.loopRole_.assign(ns, 0);
+  f_.trainingLoopIn_.assign(m_.functions.size(), false);
   std::vector<bool> bookkeeping(ns, false);
   for (NodeId s = 0; s < ns; ++s) {
     const Stmt& st = m_.stmt(s);
@@ -29,6 +30,7 @@ void FactsBuilder::computeLoopRoles() {
       if (data && f_.evalFunction_[st.function] && !(role & loop_role::kTraining)) role |= loop_role::kEval;
     }
     f_.loopRole_[s] = role;
+    if (role & loop_role::kTraining) f_.trainingLoopIn_[st.function] = true;
   }
   // Evaluation: every loop around an evaluation forward, up to the first one that trains.
   for (const auto& [call, opener] : f_.evalOpener_) {

@@ -22,13 +22,56 @@ void FactsBuilder::buildStructure() {
         if (!key.empty()) f_.cppKeys_[e] = f_.cppKeyText_.emplace_back(std::move(key));
       }
   }
+  f_.posInFn_.assign(ns, 0);
+  f_.endInFn_.assign(ns, 0);
   for (NodeId s = 0; s < ns; ++s) {
     const Stmt& st = m_.stmt(s);
+    f_.posInFn_[s] = static_cast<uint32_t>(f_.fnStmts_[st.function].size());
     f_.fnStmts_[st.function].push_back(s);
     if (st.parent != kNone) {
       StmtKind pk = m_.stmt(st.parent).kind;
       f_.loopOf_[s] = (pk == StmtKind::For || pk == StmtKind::While) ? st.parent : f_.loopOf_[st.parent];
       f_.depth_[s] = f_.depth_[st.parent] + 1;
+    }
+  }
+  // Each statement's nested statements are the run [posInFn_, endInFn_) of its function's list:
+  // exact when the list is a pre-order of the function's statement tree, which is checked here.
+  f_.preorder_.assign(nf, true);
+  for (uint32_t fn = 0; fn < nf; ++fn) {
+    const std::vector<NodeId>& list = f_.fnStmts_[fn];
+    for (uint32_t i = 0; i < list.size(); ++i) f_.endInFn_[list[i]] = i + 1;
+    for (uint32_t i = static_cast<uint32_t>(list.size()); i-- > 0;) {
+      NodeId p = m_.stmt(list[i]).parent;
+      if (p == kNone || m_.stmt(p).function != fn) continue;
+      if (f_.posInFn_[p] >= i) f_.preorder_[fn] = false;
+      f_.endInFn_[p] += f_.endInFn_[list[i]] - i;  // a subtree's size: its end minus its position
+    }
+    for (uint32_t i = 0; i < list.size() && f_.preorder_[fn]; ++i) {
+      NodeId p = m_.stmt(list[i]).parent;
+      if (p != kNone && m_.stmt(p).function == fn && f_.endInFn_[list[i]] > f_.endInFn_[p]) f_.preorder_[fn] = false;
+    }
+  }
+  // Which list of its parent holds each statement: 0 body, 1 orelse, 2 finalbody, 3+h handler h.
+  f_.branch_.assign(ns, -1);
+  for (NodeId p = 0; p < ns; ++p) {
+    const Stmt& st = m_.stmt(p);
+    auto mark = [&](List l, int32_t branch) {
+      for (NodeId c : items(m_, l))
+        if (f_.branch_[c] < 0) f_.branch_[c] = branch;
+    };
+    mark(st.body, 0);
+    mark(st.orelse, 1);
+    mark(st.finalbody, 2);
+    for (uint32_t h = 0; h < st.handlerCount; ++h) mark(m_.handlers[st.firstHandler + h].body, 3 + static_cast<int32_t>(h));
+  }
+  // A loop whose body returns, breaks or raises at its top level.
+  f_.runsOnce_.assign(ns, false);
+  for (NodeId s = 0; s < ns; ++s) {
+    StmtKind k = m_.stmt(s).kind;
+    NodeId p = m_.stmt(s).parent;
+    if ((k == StmtKind::Return || k == StmtKind::Break || k == StmtKind::Raise) && p != kNone && f_.branch_[s] == 0) {
+      StmtKind pk = m_.stmt(p).kind;
+      if (pk == StmtKind::For || pk == StmtKind::While) f_.runsOnce_[p] = true;
     }
   }
   // Calls a statement runs; those inside a lambda body run wherever the lambda is called.
@@ -147,30 +190,26 @@ void FactsBuilder::resolveCallTargets() {
 // ------------------------------------------------------------------ queries
 
 bool Facts::within(NodeId inner, NodeId outer) const {
+  if (inner == kNone || outer == kNone) return inner == outer && inner != kNone;
+  uint32_t fn = m_.stmt(outer).function;
+  if (m_.stmt(inner).function == fn && preorder_[fn])
+    return posInFn_[inner] >= posInFn_[outer] && posInFn_[inner] < endInFn_[outer];
   for (NodeId p = inner; p != kNone; p = m_.stmt(p).parent)
     if (p == outer) return true;
   return false;
 }
 
-namespace {
-
-/// Which list of `parent` holds `child`: 0 body, 1 orelse, 2 finalbody, 3+h handler h.
-int branchOf(const Module& m, NodeId parent, NodeId child) {
-  const Stmt& p = m.stmt(parent);
-  auto holds = [&](List l) {
-    for (NodeId s : items(m, l))
-      if (s == child) return true;
-    return false;
-  };
-  if (holds(p.body)) return 0;
-  if (holds(p.orelse)) return 1;
-  if (holds(p.finalbody)) return 2;
-  for (uint32_t h = 0; h < p.handlerCount; ++h)
-    if (holds(m.handlers[p.firstHandler + h].body)) return 3 + static_cast<int>(h);
-  return -1;
+std::span<const NodeId> Facts::statementsWithin(NodeId stmt) const {
+  uint32_t fn = m_.stmt(stmt).function;
+  const std::vector<NodeId>& list = fnStmts_[fn];
+  if (preorder_[fn]) return {list.data() + posInFn_[stmt], endInFn_[stmt] - posInFn_[stmt]};
+  auto [it, fresh] = nestedLists_.try_emplace(stmt);
+  if (fresh)
+    for (NodeId s : list)
+      if (within(s, stmt)) it->second.push_back(s);
+  return it->second;
 }
 
-}  // namespace
 
 bool Facts::exclusive(NodeId a, NodeId b) const {
   if (a == kNone || b == kNone || a == b) return false;
@@ -188,7 +227,7 @@ bool Facts::exclusive(NodeId a, NodeId b) const {
   }
   if (px == kNone) return false;
   if (m_.stmt(px).kind != StmtKind::If) return false;
-  int bx = branchOf(m_, px, x), by = branchOf(m_, px, y);
+  int bx = branch_[x], by = branch_[y];
   return bx >= 0 && by >= 0 && bx != by;
 }
 
@@ -209,7 +248,7 @@ bool Facts::dominates(NodeId a, NodeId b) const {
   // branch of an if, not a handler of the try whose body holds `a`).
   NodeId y = b;
   while (m_.stmt(y).parent != pa) y = m_.stmt(y).parent;
-  return branchOf(m_, pa, a) == branchOf(m_, pa, y);
+  return branch_[a] == branch_[y];
 }
 
 std::string_view Facts::pathKey(NodeId e) const {
@@ -290,143 +329,6 @@ bool Facts::mentionsPath(NodeId e, std::string_view path) const {
   return found;
 }
 
-void Facts::definitionsOf(NodeId e, std::vector<NodeId>& out) const {
-  out.clear();
-  if (e == kNone || m_.expr(e).kind != ExprKind::Name || m_.expr(e).stmt == kNone) return;
-  NodeId site = useSite_[e];
-  // `scores += bias` updates in place: its value and what the target held before both count.
-  for (int guard = 0; guard < 8 && site != kNone && m_.stmt(site).kind == StmtKind::AugAssign; ++guard) {
-    out.push_back(site);
-    NodeId target = m_.stmt(site).target;
-    site = m_.expr(target).kind == ExprKind::Name ? useSite_[target] : kNone;
-  }
-  if (site != kNone) {
-    if (m_.stmt(site).kind == StmtKind::Assign) out.push_back(site);
-    return;
-  }
-  if (!out.empty()) return;
-  std::string_view name = m_.expr(e).text;
-  NodeId reader = m_.expr(e).stmt;
-  for (NodeId s : fnStmts_[m_.stmt(reader).function]) {
-    if (m_.stmt(s).span.begin >= m_.stmt(reader).span.begin) break;
-    const Stmt& st = m_.stmt(s);
-    if (st.kind != StmtKind::Assign) continue;
-    for (NodeId t : items(m_, st.targets)) {
-      bool binds = false;
-      forSubtree(t, [&](NodeId x) {
-        if (m_.expr(x).kind == ExprKind::Name && m_.expr(x).text == name) binds = true;
-      });
-      if (binds && out.size() < 8) out.push_back(s);
-    }
-  }
-}
-
-bool Facts::flowsToBackward(uint32_t fn, std::string_view path) const {
-  for (const StepEvent& e : events_[fn]) {
-    if (!(e.kind & (event::kBackward | event::kAutogradGrad)) || e.call == kNone) continue;
-    if (!isBackwardCall(e.call) && !isAutogradGradCall(e.call) && callTargets(e.call).empty()) continue;
-    if (mentionsPath(e.call, path)) return true;
-  }
-  return false;
-}
-
-bool Facts::isReturned(uint32_t fn, std::string_view path) const {
-  for (NodeId s : fnStmts_[fn]) {
-    const Stmt& st = m_.stmt(s);
-    if (st.kind == StmtKind::Return && mentionsPath(st.value, path)) return true;
-  }
-  return false;
-}
-
-namespace {
-
-enum class Exposure : uint8_t { None, Read, Written };
-
-class ExposureWalker {
- public:
-  ExposureWalker(const Facts& f, const Module& m, std::string_view path) : f_(f), m_(m), path_(path) {}
-
-  Exposure block(List body) const {
-    for (NodeId s : items(m_, body)) {
-      Exposure e = statement(s);
-      if (e != Exposure::None) return e;
-    }
-    return Exposure::None;
-  }
-
- private:
-  bool reads(NodeId e) const { return e != kNone && f_.mentionsPath(e, path_); }
-  bool binds(NodeId target) const {
-    bool found = false;
-    const Expr& t = m_.expr(target);
-    if (t.kind == ExprKind::Name || t.kind == ExprKind::Attribute) return f_.pathKey(target) == path_;
-    if (t.kind == ExprKind::Container)
-      for (const Arg& a : argsOf(m_, t))
-        if (binds(a.value)) found = true;
-    return found;
-  }
-
-  Exposure statement(NodeId s) const {
-    const Stmt& st = m_.stmt(s);
-    switch (st.kind) {
-      case StmtKind::Assign: {
-        if (reads(st.value)) return Exposure::Read;
-        bool written = false;
-        for (NodeId t : items(m_, st.targets)) {
-          if (binds(t)) written = true;
-          else if (reads(t)) return Exposure::Read;  // `h[0] = x` uses what `h` holds
-        }
-        return written ? Exposure::Written : Exposure::None;
-      }
-      case StmtKind::AugAssign: return reads(st.target) || reads(st.value) ? Exposure::Read : Exposure::None;
-      case StmtKind::If: {
-        if (reads(st.value)) return Exposure::Read;
-        Exposure a = block(st.body), b = block(st.orelse);
-        if (a == Exposure::Read || b == Exposure::Read) return Exposure::Read;
-        return a == Exposure::Written && b == Exposure::Written ? Exposure::Written : Exposure::None;
-      }
-      case StmtKind::For:
-      case StmtKind::While:
-        if (reads(st.value)) return Exposure::Read;
-        return block(st.body) == Exposure::Read || block(st.orelse) == Exposure::Read ? Exposure::Read : Exposure::None;
-      case StmtKind::With: {
-        for (NodeId t : items(m_, st.targets))
-          if (reads(t)) return Exposure::Read;
-        return block(st.body);
-      }
-      case StmtKind::Try: {
-        Exposure body = block(st.body);
-        if (body == Exposure::Read) return body;
-        for (uint32_t h = 0; h < st.handlerCount; ++h)
-          if (block(m_.handlers[st.firstHandler + h].body) == Exposure::Read) return Exposure::Read;
-        return body;
-      }
-      case StmtKind::FunctionDef:
-      case StmtKind::ClassDef: return Exposure::None;
-      default: {
-        if (reads(st.value)) return Exposure::Read;
-        for (NodeId t : items(m_, st.targets))
-          if (reads(t)) return Exposure::Read;
-        return Exposure::None;
-      }
-    }
-  }
-
-  const Facts& f_;
-  const Module& m_;
-  std::string_view path_;
-};
-
-}  // namespace
-
-bool Facts::readBeforeWritten(NodeId loop, std::string_view path) const {
-  if (loop == kNone || path.empty()) return false;
-  const Stmt& l = m_.stmt(loop);
-  ExposureWalker w(*this, m_, path);
-  if (l.kind == StmtKind::While && l.value != kNone && mentionsPath(l.value, path)) return true;
-  return w.block(l.body) == Exposure::Read;
-}
-
 Span Facts::firstLine(Span s) const {
   if (s.endLine != s.line && s.line >= 1 && s.line <= m_.lineStarts.size()) {
     std::string_view text = m_.lineText(s.line);
@@ -441,19 +343,21 @@ Span Facts::firstLine(Span s) const {
 
 bool Facts::inHandler(NodeId stmt, NodeId outer) const {
   for (NodeId c = stmt, p = m_.stmt(stmt).parent; p != kNone && c != outer; c = p, p = m_.stmt(p).parent) {
-    if (m_.stmt(p).kind == StmtKind::Try && branchOf(m_, p, c) >= 3) return true;
+    if (m_.stmt(p).kind == StmtKind::Try && branch_[c] >= 3) return true;
     if (p == outer) break;
   }
   return false;
 }
 
-bool Facts::runsOnce(NodeId loop) const {
-  const Stmt& l = m_.stmt(loop);
-  for (NodeId s : items(m_, l.body)) {
-    StmtKind k = m_.stmt(s).kind;
-    if (k == StmtKind::Return || k == StmtKind::Break || k == StmtKind::Raise) return true;
-  }
-  return false;
+std::span<const StepEvent> Facts::eventsWithin(NodeId stmt) const {
+  uint32_t fn = m_.stmt(stmt).function;
+  const std::vector<StepEvent>& all = events_[fn];
+  if (!preorder_[fn]) return all;
+  auto first = std::lower_bound(all.begin(), all.end(), posInFn_[stmt],
+                                [&](const StepEvent& e, uint32_t pos) { return posInFn_[e.stmt] < pos; });
+  auto last = std::lower_bound(first, all.end(), endInFn_[stmt],
+                               [&](const StepEvent& e, uint32_t pos) { return posInFn_[e.stmt] < pos; });
+  return {first, last};
 }
 
 }  // namespace oomlint

@@ -2,6 +2,8 @@
 // call (`self.sum += val * n`, `self.history[k].append(v)`, `LOG.append(x)` on a global), so a
 // caller's `meter.update(loss)` is an accumulation whatever the meter is called; and the classes
 // of this file whose methods do that (meters, recorders).
+#include <unordered_set>
+
 #include "facts/builder.h"
 
 namespace oomlint {
@@ -65,6 +67,8 @@ void FactsBuilder::computeStores() {
     const Function& fun = m_.functions[fn];
     if (fun.isLambda || fun.paramCount == 0) continue;
     Summary& sum = f_.summaries_[fn];
+    std::unordered_set<std::string_view> locals;  // names some statement of the function binds, once needed
+    bool localsKnown = false;
     for (NodeId s : f_.fnStmts_[fn]) {
       const Stmt& st = m_.stmt(s);
       NodeId target = kNone, value = kNone;
@@ -92,13 +96,14 @@ void FactsBuilder::computeStores() {
         if (target != kNone && m_.expr(target).kind == ExprKind::Name) {
           // An append to a name: state only when it is not the function's own.
           if (!outlivesCall(m_, f_, fn, target)) {
-            bool global = true;
-            for (NodeId t2 : f_.fnStmts_[fn])
-              for (NodeId tt : items(m_, m_.stmt(t2).targets))
-                if (m_.expr(tt).kind == ExprKind::Name && m_.expr(tt).text == m_.expr(target).text) global = false;
-            for (uint32_t i = 0; i < fun.paramCount; ++i)
-              if (m_.params[fun.firstParam + i].name == m_.expr(target).text) global = false;
-            if (!global) continue;
+            if (!localsKnown) {
+              for (NodeId t2 : f_.fnStmts_[fn])
+                for (NodeId tt : items(m_, m_.stmt(t2).targets))
+                  if (m_.expr(tt).kind == ExprKind::Name) locals.insert(m_.expr(tt).text);
+              for (uint32_t i = 0; i < fun.paramCount; ++i) locals.insert(m_.params[fun.firstParam + i].name);
+              localsKnown = true;
+            }
+            if (locals.count(m_.expr(target).text)) continue;
           }
         }
       }

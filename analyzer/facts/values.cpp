@@ -7,6 +7,8 @@
 // Join rule at control-flow merges: a fact holds after the merge only if it holds on both paths
 // (Yes and Unknown give Unknown); a name bound on one path only is unknown afterwards.
 #include <algorithm>
+#include <optional>
+#include <unordered_set>
 
 #include "facts/builder.h"
 #include "facts/names.h"
@@ -43,81 +45,130 @@ struct Binding {
   NodeId bound = kNone;  // the statement that made the binding updates keep (`total = 0` for `total += x`)
 };
 
-/// Variable path -> what is known about its value. A vector (functions bind a handful of
-/// names, and environments are copied at every branch and loop, so copies must stay cheap),
-/// with a hash index once it grows: a 100k-line function must not cost 100k² comparisons.
+/// Variable path -> what is known about its value. Branches and loops do not copy it: while a
+/// mark is open every change is journaled, and rolling back to the mark restores the state and
+/// hands back what changed (the delta), so a join touches only the names a branch bound. A
+/// 100k-line function with thousands of `if`s must cost linear time, not a copy per branch.
 class Env {
  public:
-  using Item = std::pair<std::string_view, Binding>;
+  /// A key's value after a branch: nullopt when the branch left it unbound.
+  using Delta = std::vector<std::pair<std::string_view, std::optional<Binding>>>;
+  using Mark = size_t;
+
   const Binding* get(std::string_view key) const {
     if (index_.empty()) {
       for (const Item& kv : items_)
+        if (kv.first == key) return kv.second ? &*kv.second : nullptr;
+      return nullptr;
+    }
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    const std::optional<Binding>& b = items_[it->second].second;
+    return b ? &*b : nullptr;
+  }
+  std::optional<Binding> lookup(std::string_view key) const {
+    const Binding* b = get(key);
+    return b ? std::optional<Binding>(*b) : std::nullopt;
+  }
+  void put(std::string_view key, const Binding& b) { set(key, b); }
+  void remove(std::string_view key) {
+    if (get(key)) set(key, std::nullopt);
+  }
+  /// Sets (or, with nullopt, unbinds) a key, journaling the old value while a mark is open.
+  void set(std::string_view key, const std::optional<Binding>& b) {
+    std::optional<Binding>* slot = find(key);
+    if (marks_ > 0) journal_.emplace_back(key, slot ? *slot : std::nullopt);
+    if (slot) {
+      *slot = b;
+      return;
+    }
+    if (!b) return;
+    items_.emplace_back(key, b);
+    if (!index_.empty()) index_.emplace(key, static_cast<uint32_t>(items_.size() - 1));
+    else if (items_.size() > kIndexFrom) reindex();
+  }
+  /// Opens a mark; every change until rollback() is journaled.
+  Mark mark() {
+    ++marks_;
+    return journal_.size();
+  }
+  /// Restores the state of `m` and returns each changed key's value just before the rollback.
+  Delta rollback(Mark m) {
+    Delta delta;
+    std::unordered_set<std::string_view> seen;  // used once the delta outgrows a linear scan
+    for (size_t i = journal_.size(); i-- > m;) {
+      auto& [key, old] = journal_[i];
+      bool known = false;
+      if (!seen.empty()) {
+        known = !seen.insert(key).second;
+      } else {
+        for (const auto& d : delta) known = known || d.first == key;
+        if (!known && delta.size() >= kIndexFrom)
+          for (const auto& d : delta) seen.insert(d.first);
+        if (!seen.empty()) seen.insert(key);
+      }
+      if (!known) delta.emplace_back(key, lookup(key));
+      *find(key) = old;
+    }
+    journal_.resize(m);
+    --marks_;
+    return delta;
+  }
+
+ private:
+  using Item = std::pair<std::string_view, std::optional<Binding>>;
+  static constexpr size_t kIndexFrom = 48;
+  std::optional<Binding>* find(std::string_view key) {
+    if (index_.empty()) {
+      for (Item& kv : items_)
         if (kv.first == key) return &kv.second;
       return nullptr;
     }
     auto it = index_.find(key);
     return it == index_.end() ? nullptr : &items_[it->second].second;
   }
-  Binding* get(std::string_view key) { return const_cast<Binding*>(static_cast<const Env*>(this)->get(key)); }
-  void put(std::string_view key, const Binding& b) {
-    if (Binding* old = get(key)) *old = b;
-    else add(key, b);
-  }
-  /// Appends a key known to be absent.
-  void add(std::string_view key, const Binding& b) {
-    items_.emplace_back(key, b);
-    if (!index_.empty()) index_.emplace(key, static_cast<uint32_t>(items_.size() - 1));
-    else if (items_.size() > kIndexFrom) reindex();
-  }
-  void remove(std::string_view key) {
-    size_t before = items_.size();
-    items_.erase(std::remove_if(items_.begin(), items_.end(), [&](const Item& kv) { return kv.first == key; }), items_.end());
-    if (items_.size() != before && !index_.empty()) reindex();
-  }
-  void reserve(size_t n) { items_.reserve(n); }
-  std::vector<Item>::iterator begin() { return items_.begin(); }
-  std::vector<Item>::iterator end() { return items_.end(); }
-  std::vector<Item>::const_iterator begin() const { return items_.begin(); }
-  std::vector<Item>::const_iterator end() const { return items_.end(); }
-  size_t size() const { return items_.size(); }
-
- private:
-  static constexpr size_t kIndexFrom = 48;
   void reindex() {
     index_.clear();
     for (size_t i = 0; i < items_.size(); ++i) index_.emplace(items_[i].first, static_cast<uint32_t>(i));
   }
-  std::vector<Item> items_;
+  std::vector<Item> items_;  // unbound keys stay as nullopt slots so journal entries keep their place
   std::unordered_map<std::string_view, uint32_t> index_;
+  std::vector<std::pair<std::string_view, std::optional<Binding>>> journal_;
+  int marks_ = 0;
 };
 
-/// Join of two environments at a control-flow merge.
-Env merge(const Env& a, const Env& b) {
-  Env out;
-  out.reserve(std::max(a.size(), b.size()));
-  for (const auto& kv : a) {
-    const Binding* other = b.get(kv.first);
-    if (!other) {
-      // Bound on one path only: facts unknown, lifetime ambiguous unless it was a loop-free binding.
-      Binding u;
-      u.loop = kBoundAmbiguous;
-      out.add(kv.first, u);
-      continue;
-    }
-    Binding j;
-    j.fact = joinFact(kv.second.fact, other->fact);
-    j.loop = kv.second.loop == other->loop ? kv.second.loop : kBoundAmbiguous;
-    j.site = kv.second.site == other->site ? kv.second.site : kNone;
-    j.bound = kv.second.bound == other->bound ? kv.second.bound : kNone;
-    out.add(kv.first, j);
-  }
-  for (const auto& kb : b) {
-    if (a.get(kb.first)) continue;
+/// Join of one key's values on two paths: bound on one path only gives unknown facts and an
+/// ambiguous lifetime.
+std::optional<Binding> joinBinding(const std::optional<Binding>& a, const std::optional<Binding>& b) {
+  if (!a && !b) return std::nullopt;
+  if (!a || !b) {
     Binding u;
     u.loop = kBoundAmbiguous;
-    out.add(kb.first, u);
+    return u;
   }
-  return out;
+  Binding j;
+  j.fact = joinFact(a->fact, b->fact);
+  j.loop = a->loop == b->loop ? a->loop : kBoundAmbiguous;
+  j.site = a->site == b->site ? a->site : kNone;
+  j.bound = a->bound == b->bound ? a->bound : kNone;
+  return j;
+}
+
+/// A key's value on a path that produced `delta`, starting from the current state.
+std::optional<Binding> valueAfter(const Env& env, const Env::Delta& delta, std::string_view key) {
+  for (const auto& d : delta)
+    if (d.first == key) return d.second;
+  return env.lookup(key);
+}
+
+/// The keys any of the deltas touched, each once.
+std::vector<std::string_view> touchedKeys(const std::vector<const Env::Delta*>& deltas) {
+  std::vector<std::string_view> keys;
+  std::unordered_set<std::string_view> seen;
+  for (const Env::Delta* d : deltas)
+    for (const auto& kv : *d)
+      if (seen.insert(kv.first).second) keys.push_back(kv.first);
+  return keys;
 }
 
 bool passThroughBuiltin(std::string_view f) {
@@ -187,7 +238,7 @@ class ValueWalker {
     ValueFact out;
     switch (x.kind) {
       case ExprKind::Name: {
-        if (Binding* b = env.get(x.text)) {
+        if (const Binding* b = env.get(x.text)) {
           out = b->fact;
           f_.useBind_[e] = b->loop;
           f_.useSite_[e] = b->site;
@@ -209,7 +260,7 @@ class ValueWalker {
         } else if (x.text == "grad") {
           out.history = Tri::No;
           out.device = base.device;
-        } else if (Binding* b = key.empty() ? nullptr : env.get(key)) {
+        } else if (const Binding* b = key.empty() ? nullptr : env.get(key)) {
           out = b->fact;
         } else if (base.history == Tri::Yes) {
           out.history = Tri::Yes;  // `outputs.loss`, `out.logits`
@@ -303,7 +354,8 @@ class ValueWalker {
   /// scope of their own; the result holds what the element expression gives.
   ValueFact comprehension(Env& env, NodeId e) {
     const Expr& x = m_.expr(e);
-    Env inner = env;
+    Env& inner = env;
+    Env::Mark scope = inner.mark();
     NodeId elem = kNone;
     uint32_t i = 0;
     for (const Arg& a : argsOf(m_, x)) {
@@ -322,6 +374,7 @@ class ValueWalker {
       }
     }
     ValueFact v = eval(inner, elem);
+    inner.rollback(scope);
     ValueFact out;
     out.history = v.history;
     out.device = v.device;
@@ -535,7 +588,7 @@ class ValueWalker {
     }
     std::string_view key = f_.pathKey(target);
     if (key.empty()) return;
-    Binding* old = env.get(key);
+    const Binding* old = env.get(key);
     if (t.kind == ExprKind::Name) f_.useBind_[target] = old ? old->loop : kBoundOutsideLoops;
     Binding b;
     b.fact = v;
@@ -555,30 +608,32 @@ class ValueWalker {
     NodeId savedLoop = currentLoop_;
     ++loopDepth_;
     currentLoop_ = loop;
-    Env before = env;
-    auto once = [&](Env& e) {
-      if (st.kind == StmtKind::For) bind(e, st.target, elementOf(f_.values_[st.value], st.value), kNone, false, loop);
-      else eval(e, st.value);
-      walk(e, st.body);
+    auto once = [&]() {
+      if (st.kind == StmtKind::For) bind(env, st.target, elementOf(f_.values_[st.value], st.value), kNone, false, loop);
+      else eval(env, st.value);
+      walk(env, st.body);
     };
-    Env first = env;
-    once(first);
+    // Joins the state before the loop (current) with the state after its body (delta): names
+    // bound before the loop keep their binding site even if the body reassigned them.
+    auto joinWithBefore = [&](const Env::Delta& delta) {
+      for (const auto& [key, after] : delta) {
+        std::optional<Binding> before = env.lookup(key);
+        std::optional<Binding> j = joinBinding(before, after);
+        if (before && j && j->loop == kBoundAmbiguous) j->loop = before->loop;
+        env.set(key, j);
+      }
+    };
+    Env::Mark m = env.mark();
+    once();
+    Env::Delta body = env.rollback(m);
     if (loopDepth_ <= 3) {
       // Second pass sees what the previous iteration left (carried state).
-      Env carried = merge(before, first);
-      for (auto& kv : carried) {
-        // Names bound before the loop keep their binding site even if the body reassigned them.
-        const Binding* kb = before.get(kv.first);
-        if (kb && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->loop;
-      }
-      once(carried);
-      first = std::move(carried);
+      m = env.mark();
+      joinWithBefore(body);
+      once();
+      body = env.rollback(m);
     }
-    env = merge(before, first);
-    for (auto& kv : env) {
-      const Binding* kb = before.get(kv.first);
-      if (kb && kv.second.loop == kBoundAmbiguous) kv.second.loop = kb->loop;
-    }
+    joinWithBefore(body);
     walk(env, st.orelse);
     --loopDepth_;
     currentLoop_ = savedLoop;
@@ -651,10 +706,14 @@ class ValueWalker {
         break;
       case StmtKind::If: {
         eval(env, st.value);
-        Env other = env;
+        Env::Mark m = env.mark();
         walk(env, st.body);
-        walk(other, st.orelse);
-        env = merge(env, other);
+        Env::Delta body = env.rollback(m);
+        m = env.mark();
+        walk(env, st.orelse);
+        Env::Delta orelse = env.rollback(m);
+        for (std::string_view key : touchedKeys({&body, &orelse}))
+          env.set(key, joinBinding(valueAfter(env, body, key), valueAfter(env, orelse, key)));
         break;
       }
       case StmtKind::With:
@@ -663,16 +722,30 @@ class ValueWalker {
         break;
       case StmtKind::Try: {
         walk(env, st.body);
-        Env joined = env;
+        if (st.handlerCount == 0) {
+          walk(env, st.orelse);
+          walk(env, st.finalbody);
+          break;
+        }
+        // After the try: the else path joined with every handler's path, all from the body's state.
+        std::vector<Env::Delta> handlers;
         for (uint32_t h = 0; h < st.handlerCount; ++h) {
           const Handler& hd = m_.handlers[st.firstHandler + h];
+          Env::Mark m = env.mark();
           if (hd.type != kNone) eval(env, hd.type);
-          Env branch = env;
-          walk(branch, hd.body);
-          joined = merge(joined, branch);
+          walk(env, hd.body);
+          handlers.push_back(env.rollback(m));
         }
+        Env::Mark m = env.mark();
         walk(env, st.orelse);
-        env = st.handlerCount ? merge(env, joined) : env;
+        Env::Delta orelse = env.rollback(m);
+        std::vector<const Env::Delta*> all{&orelse};
+        for (const Env::Delta& d : handlers) all.push_back(&d);
+        for (std::string_view key : touchedKeys(all)) {
+          std::optional<Binding> joined = env.lookup(key);
+          for (const Env::Delta& d : handlers) joined = joinBinding(joined, valueAfter(env, d, key));
+          env.set(key, joinBinding(valueAfter(env, orelse, key), joined));
+        }
         walk(env, st.finalbody);
         break;
       }
@@ -689,7 +762,11 @@ class ValueWalker {
         std::string_view meth = methodName(m_, st.value);
         if (meth == "detach_" || (meth == "requires_grad_" && isFalseLiteral(m_, positionalArg(m_, st.value, 0)))) {
           std::string_view key = f_.pathKey(receiverOf(m_, st.value));
-          if (Binding* b = key.empty() ? nullptr : env.get(key)) b->fact.history = Tri::No;
+          if (const Binding* b = key.empty() ? nullptr : env.get(key)) {
+            Binding stripped = *b;
+            stripped.fact.history = Tri::No;
+            env.put(key, stripped);
+          }
         }
         break;
       }

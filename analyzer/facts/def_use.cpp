@@ -1,0 +1,205 @@
+// Definitions and uses of names within a function: which assignments reach a reader, where a
+// name is bound and read (one index per function, built on first use), whether a path reaches a
+// backward call or a return, and whether a loop reads a path before writing it.
+#include <algorithm>
+
+#include "facts/builder.h"
+
+namespace oomlint {
+
+void Facts::definitionsOf(NodeId e, std::vector<NodeId>& out) const {
+  out.clear();
+  if (e == kNone || m_.expr(e).kind != ExprKind::Name || m_.expr(e).stmt == kNone) return;
+  NodeId site = useSite_[e];
+  // `scores += bias` updates in place: its value and what the target held before both count.
+  for (int guard = 0; guard < 8 && site != kNone && m_.stmt(site).kind == StmtKind::AugAssign; ++guard) {
+    out.push_back(site);
+    NodeId target = m_.stmt(site).target;
+    site = m_.expr(target).kind == ExprKind::Name ? useSite_[target] : kNone;
+  }
+  if (site != kNone) {
+    if (m_.stmt(site).kind == StmtKind::Assign) out.push_back(site);
+    return;
+  }
+  if (!out.empty()) return;
+  // No single assignment reaches it: the last few assignments of the name before the reader.
+  NodeId reader = m_.expr(e).stmt;
+  const std::vector<NodeId>& assigns = assignmentsOf(m_.stmt(reader).function, m_.expr(e).text);
+  uint32_t begin = m_.stmt(reader).span.begin;
+  auto last = std::lower_bound(assigns.begin(), assigns.end(), begin,
+                               [&](NodeId s, uint32_t pos) { return m_.stmt(s).span.begin < pos; });
+  auto first = last - std::min<ptrdiff_t>(last - assigns.begin(), 8);
+  out.assign(first, last);
+}
+
+namespace {
+
+/// The names an assignment target rebinds: a name, or names inside a tuple or list unpack.
+template <typename Fn>
+void boundNames(const Module& m, NodeId target, Fn&& fn, int depth = 0) {
+  if (target == kNone || depth > 8) return;
+  const Expr& t = m.expr(target);
+  if (t.kind == ExprKind::Name) fn(t.text);
+  else if (t.kind == ExprKind::Container)
+    for (const Arg& a : argsOf(m, t)) boundNames(m, a.value, fn, depth + 1);
+  else if (t.kind == ExprKind::UnaryOp && t.text == "*") boundNames(m, t.lhs, fn, depth + 1);  // `a, *rest = ...`
+}
+
+}  // namespace
+
+const Facts::NameIndex& Facts::nameIndex(uint32_t fn) const {
+  auto [it, fresh] = nameIndex_.try_emplace(fn);
+  NameIndex& index = it->second;
+  if (!fresh) return index;
+  for (NodeId s : fnStmts_[fn]) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind == StmtKind::Assign)
+      for (NodeId t : items(m_, st.targets))
+        boundNames(m_, t, [&](std::string_view name) {
+          std::vector<NodeId>& list = index.assigns[name];
+          if (list.empty() || list.back() != s) list.push_back(s);
+        });
+    forSubtree(st.value, [&](NodeId x) {
+      if (m_.expr(x).kind != ExprKind::Name) return;
+      std::vector<NodeId>& list = index.reads[m_.expr(x).text];
+      if (list.empty() || list.back() != s) list.push_back(s);
+    });
+  }
+  return index;
+}
+
+const std::vector<NodeId>& Facts::assignmentsOf(uint32_t fn, std::string_view name) const {
+  static const std::vector<NodeId> kNoStatements;
+  const NameIndex& index = nameIndex(fn);
+  auto it = index.assigns.find(name);
+  return it == index.assigns.end() ? kNoStatements : it->second;
+}
+
+const std::vector<NodeId>& Facts::readersOf(uint32_t fn, std::string_view name) const {
+  static const std::vector<NodeId> kNoStatements;
+  const NameIndex& index = nameIndex(fn);
+  auto it = index.reads.find(name);
+  return it == index.reads.end() ? kNoStatements : it->second;
+}
+
+bool Facts::flowsToBackward(uint32_t fn, std::string_view path) const {
+  if (path.empty()) return false;
+  // The paths (and their dotted prefixes) that the function's backward calls mention, once.
+  auto [it, fresh] = backwardPaths_.try_emplace(fn);
+  std::unordered_set<std::string_view>& paths = it->second;
+  if (fresh)
+    for (const StepEvent& e : events_[fn]) {
+      if (!(e.kind & (event::kBackward | event::kAutogradGrad)) || e.call == kNone) continue;
+      if (!isBackwardCall(e.call) && !isAutogradGradCall(e.call) && callTargets(e.call).empty()) continue;
+      forSubtree(e.call, [&](NodeId x) {
+        ExprKind k = m_.expr(x).kind;
+        if (k != ExprKind::Name && k != ExprKind::Attribute) return;
+        std::string_view p = pathKey(x);
+        if (p.empty()) return;
+        paths.insert(p);
+        for (size_t i = 0; i < p.size(); ++i)
+          if (p[i] == '.') paths.insert(p.substr(0, i));
+      });
+    }
+  return paths.count(path) != 0;
+}
+
+bool Facts::isReturned(uint32_t fn, std::string_view path) const {
+  for (NodeId s : fnStmts_[fn]) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind == StmtKind::Return && mentionsPath(st.value, path)) return true;
+  }
+  return false;
+}
+
+namespace {
+
+enum class Exposure : uint8_t { None, Read, Written };
+
+class ExposureWalker {
+ public:
+  ExposureWalker(const Facts& f, const Module& m, std::string_view path) : f_(f), m_(m), path_(path) {}
+
+  Exposure block(List body) const {
+    for (NodeId s : items(m_, body)) {
+      Exposure e = statement(s);
+      if (e != Exposure::None) return e;
+    }
+    return Exposure::None;
+  }
+
+ private:
+  bool reads(NodeId e) const { return e != kNone && f_.mentionsPath(e, path_); }
+  bool binds(NodeId target) const {
+    bool found = false;
+    const Expr& t = m_.expr(target);
+    if (t.kind == ExprKind::Name || t.kind == ExprKind::Attribute) return f_.pathKey(target) == path_;
+    if (t.kind == ExprKind::Container)
+      for (const Arg& a : argsOf(m_, t))
+        if (binds(a.value)) found = true;
+    return found;
+  }
+
+  Exposure statement(NodeId s) const {
+    const Stmt& st = m_.stmt(s);
+    switch (st.kind) {
+      case StmtKind::Assign: {
+        if (reads(st.value)) return Exposure::Read;
+        bool written = false;
+        for (NodeId t : items(m_, st.targets)) {
+          if (binds(t)) written = true;
+          else if (reads(t)) return Exposure::Read;  // `h[0] = x` uses what `h` holds
+        }
+        return written ? Exposure::Written : Exposure::None;
+      }
+      case StmtKind::AugAssign: return reads(st.target) || reads(st.value) ? Exposure::Read : Exposure::None;
+      case StmtKind::If: {
+        if (reads(st.value)) return Exposure::Read;
+        Exposure a = block(st.body), b = block(st.orelse);
+        if (a == Exposure::Read || b == Exposure::Read) return Exposure::Read;
+        return a == Exposure::Written && b == Exposure::Written ? Exposure::Written : Exposure::None;
+      }
+      case StmtKind::For:
+      case StmtKind::While:
+        if (reads(st.value)) return Exposure::Read;
+        return block(st.body) == Exposure::Read || block(st.orelse) == Exposure::Read ? Exposure::Read : Exposure::None;
+      case StmtKind::With: {
+        for (NodeId t : items(m_, st.targets))
+          if (reads(t)) return Exposure::Read;
+        return block(st.body);
+      }
+      case StmtKind::Try: {
+        Exposure body = block(st.body);
+        if (body == Exposure::Read) return body;
+        for (uint32_t h = 0; h < st.handlerCount; ++h)
+          if (block(m_.handlers[st.firstHandler + h].body) == Exposure::Read) return Exposure::Read;
+        return body;
+      }
+      case StmtKind::FunctionDef:
+      case StmtKind::ClassDef: return Exposure::None;
+      default: {
+        if (reads(st.value)) return Exposure::Read;
+        for (NodeId t : items(m_, st.targets))
+          if (reads(t)) return Exposure::Read;
+        return Exposure::None;
+      }
+    }
+  }
+
+  const Facts& f_;
+  const Module& m_;
+  std::string_view path_;
+};
+
+}  // namespace
+
+bool Facts::readBeforeWritten(NodeId loop, std::string_view path) const {
+  if (loop == kNone || path.empty()) return false;
+  const Stmt& l = m_.stmt(loop);
+  ExposureWalker w(*this, m_, path);
+  if (l.kind == StmtKind::While && l.value != kNone && mentionsPath(l.value, path)) return true;
+  return w.block(l.body) == Exposure::Read;
+}
+
+
+}  // namespace oomlint
