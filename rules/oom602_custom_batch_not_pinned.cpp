@@ -43,6 +43,16 @@ class Batch:
 ## Fix safety
 Display only.
 
+## Measured cost
+Measured (H200, PyTorch 2.11, `runtime_check/seed_dataloader.py`, SEED-dataloader-pinned-collate
+(runtime_check/results/h200-seed-dataloader.json): 4 workers, `pin_memory=True`, 2048 samples of
+3×224×224, batch 64, 24 epochs after a warm-up, each variant in its own process): with a collate
+returning a tuple, a batch class without `pin_memory()` or one with it, and `persistent_workers` on
+or off, the device allocator (666.1 MiB allocated, 752.0 MiB reserved), the driver's view (1.5 GiB,
+per process and device-wide) and pinned host memory did not change by one byte from epoch 1 to 24.
+Pinned memory is 144 MiB for the tuple, 128 MiB for the class with `pin_memory()` and **0 B** for the
+class without it: that batch is never pinned, which is this rule's point. No leak.
+
 ## References
 - DataLoader memory pinning: https://pytorch.org/docs/stable/data.html#memory-pinning
 )doc",

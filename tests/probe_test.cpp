@@ -172,3 +172,69 @@ TEST(Verify, CheckVerifyAttachesMeasuredCostsToFindings) {
   EXPECT_NE(std::string::npos, es.str().find("oomlint-probe not found")) << es.str();
 }
 #endif
+
+// ------------------------------------------------------------ SEED-dataloader-pinned-collate
+
+namespace {
+
+json loadJson(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
+
+const std::set<std::string> kSeedCollates{"tuple", "batch-class", "batch-class-pin_memory"};
+
+/// Every variant (3 collates x persistent workers on/off) is present with its epochs and slopes.
+void expectSeedVariants(const json& j, size_t epochs) {
+  std::set<std::pair<std::string, bool>> seen;
+  for (const json& v : j["variants"]) {
+    seen.insert({v["collate"].get<std::string>(), v["persistent_workers"].get<bool>()});
+    EXPECT_EQ(v["epochs"].size(), epochs + 1) << "the measured epochs and one warm-up";
+    EXPECT_FALSE(v["verdict"].get<std::string>().empty());
+    for (const json& r : v["epochs"]) EXPECT_GT(r["main_rss"].get<double>(), 0) << "host RSS is always measured";
+    EXPECT_TRUE(v["slope_bytes_per_epoch"].contains("main_rss"));
+  }
+  for (const std::string& c : kSeedCollates)
+    for (bool persistent : {false, true}) EXPECT_TRUE(seen.count({c, persistent})) << c << " persistent=" << persistent;
+}
+
+}  // namespace
+
+TEST(SeedDataloader, RunsOnTheCpuAndSaysTheDeviceIsNotMeasured) {
+  std::string dir = ::testing::TempDir() + "/seed_dataloader";
+  std::string cmd = "mkdir -p " + dir + " && CUDA_VISIBLE_DEVICES= /usr/bin/python3 " + std::string(OOMLINT_SOURCE) +
+                    "/runtime_check/seed_dataloader.py --tiny --json " + dir + "/seed.json --txt " + dir +
+                    "/seed.txt --svg-dir " + dir + "/svg >/dev/null 2>&1";
+  ASSERT_EQ(0, WEXITSTATUS(std::system(cmd.c_str()))) << cmd;
+  json j = loadJson(dir + "/seed.json");
+  EXPECT_EQ(j["probe"], "SEED-dataloader-pinned-collate");
+  EXPECT_EQ(j["device"], "cpu");
+  expectSeedVariants(j, 3);
+  for (const json& v : j["variants"]) {
+    EXPECT_FALSE(v["pin_memory"].get<bool>()) << "pinning needs a GPU";
+    for (const json& r : v["epochs"]) EXPECT_TRUE(r["allocated"].is_null() && r["driver_used"].is_null() && r["pinned"].is_null());
+    EXPECT_NE(std::string::npos, v["verdict"].get<std::string>().find("device not measured"));
+    EXPECT_GT(v["epochs"][1]["workers_rss"].get<double>(), 0) << "the workers' RSS is sampled during the epoch";
+  }
+  std::ifstream txt(dir + "/seed.txt");
+  std::stringstream ss;
+  ss << txt.rdbuf();
+  EXPECT_NE(std::string::npos, ss.str().find("are not measured: no GPU"));
+  std::ifstream chart(dir + "/svg/SEED-dataloader-tuple-persistent-false.svg");
+  EXPECT_TRUE(chart.good());
+}
+
+TEST(SeedDataloader, CommittedH200ResultsCoverEveryVariant) {
+  json j = loadJson(std::string(OOMLINT_SOURCE) + "/runtime_check/results/h200-seed-dataloader.json");
+  EXPECT_NE(std::string::npos, j["provenance"]["gpu"].get<std::string>().find("H200"));
+  EXPECT_FALSE(j["provenance"]["date"].get<std::string>().empty());
+  EXPECT_GE(j["config"]["epochs"].get<int>(), 20);
+  EXPECT_EQ(j["config"]["workers"].get<int>(), 4);
+  expectSeedVariants(j, j["config"]["epochs"].get<size_t>());
+  for (const json& v : j["variants"]) {
+    EXPECT_TRUE(v["pin_memory"].get<bool>());
+    for (const json& r : v["epochs"]) EXPECT_FALSE(r["allocated"].is_null() || r["reserved"].is_null() || r["driver_used"].is_null());
+  }
+}
