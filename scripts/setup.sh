@@ -13,6 +13,7 @@ packages=(
   libtorch-dev                     # LibTorch 1.13 (CPU) for oomlint-probe, the runtime check
   libicu72                         # the SARIF validator (.NET) needs ICU
   python3                          # tests compile fixed files with py_compile
+  python3-nbformat                 # tests validate every notebook oomlint writes with nbformat
   python3-torch                    # the DataLoader seed probe (runtime_check/seed_dataloader.py) runs on CPU in tests
   neovim pre-commit dpkg-dev       # tests with real clients: Neovim's LSP client, pre-commit, cpack
   clang-14 libclang-rt-14-dev      # libFuzzer targets (scripts/test.sh runs them over their corpora)

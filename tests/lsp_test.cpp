@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.h"
@@ -411,4 +412,89 @@ TEST(Lsp, IncrementalEditsGiveTheCommandLinesFindings) {
   c.notify("exit", nullptr);
   EXPECT_EQ(0, c.wait());
   fs::remove_all(dir);
+}
+
+TEST(Lsp, NotebookDocumentsAreCheckedAcrossCellsAndReportedPerCell) {
+  LspClient c;
+
+  c.request(1, "initialize", {{"processId", nullptr}, {"rootUri", nullptr}, {"capabilities", json::object()}});
+  json init = c.response(1);
+  const json& sync = init["result"]["capabilities"]["notebookDocumentSync"];
+  EXPECT_EQ(sync["notebookSelector"][0]["notebook"]["notebookType"], "jupyter-notebook");
+  EXPECT_EQ(sync["notebookSelector"][0]["cells"][0]["language"], "python");
+  c.notify("initialized", json::object());
+  // Cell 1 builds the model, cell 2 is markdown, cell 3 trains (and has a shell escape), cell 4 evaluates.
+  std::string nb = "file:///tmp/oomlint_lsp_nb.ipynb";
+  auto cellUri = [&](int i) { return "vscode-notebook-cell:/tmp/oomlint_lsp_nb.ipynb#cell" + std::to_string(i); };
+  std::string setup = "import torch\nmodel = torch.nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n";
+  std::string train =
+      "!nvidia-smi\ntotal = 0\nfor x in [torch.randn(3, 4)]:\n    opt.zero_grad()\n    loss = model(x).sum()\n"
+      "    loss.backward()\n    opt.step()\n    total += loss\n";
+  std::string evaluate = "model.eval()\nouts = []\nfor x in [torch.randn(3, 4)]:\n    y = model(x)\n";
+  json cells = json::array({{{"kind", 2}, {"document", cellUri(1)}}, {{"kind", 1}, {"document", cellUri(2)}},
+                            {{"kind", 2}, {"document", cellUri(3)}}, {{"kind", 2}, {"document", cellUri(4)}}});
+  json texts = json::array({{{"uri", cellUri(1)}, {"languageId", "python"}, {"version", 1}, {"text", setup}},
+                            {{"uri", cellUri(2)}, {"languageId", "markdown"}, {"version", 1}, {"text", "# notes"}},
+                            {{"uri", cellUri(3)}, {"languageId", "python"}, {"version", 1}, {"text", train}},
+                            {{"uri", cellUri(4)}, {"languageId", "python"}, {"version", 1}, {"text", evaluate}}});
+  c.notify("notebookDocument/didOpen",
+           {{"notebookDocument", {{"uri", nb}, {"notebookType", "jupyter-notebook"}, {"version", 1}, {"cells", cells}}},
+            {"cellTextDocuments", texts}});
+  std::map<std::string, json> got;
+  for (int i = 0; i < 3; ++i) {
+    json m = c.next();
+    ASSERT_EQ(m.value("method", ""), "textDocument/publishDiagnostics") << m.dump();
+    got[m["params"]["uri"]] = m["params"]["diagnostics"];
+  }
+  EXPECT_EQ(got[cellUri(1)].size(), 0u);
+  ASSERT_EQ(got[cellUri(3)].size(), 1u) << got[cellUri(3)].dump();
+  EXPECT_EQ(got[cellUri(3)][0]["code"], "OOM101");
+  EXPECT_EQ(got[cellUri(3)][0]["range"]["start"]["line"], 7) << "line 8 of the cell, 0-based";
+  EXPECT_EQ(got[cellUri(3)][0]["range"]["start"]["character"], 4);
+  ASSERT_EQ(got[cellUri(4)].size(), 1u) << got[cellUri(4)].dump();
+  EXPECT_EQ(got[cellUri(4)][0]["code"], "OOM201");
+
+  // Quick fixes and noqa per cell, as edits of that cell's document.
+  c.request(2, "textDocument/codeAction",
+            {{"textDocument", {{"uri", cellUri(3)}}}, {"range", got[cellUri(3)][0]["range"]}, {"context", {{"diagnostics", got[cellUri(3)]}}}});
+  json actions = c.response(2)["result"];
+  ASSERT_GE(actions.size(), 2u) << actions.dump();
+  EXPECT_NE(std::string::npos, applyEdit(train, actions[0]["edit"]["changes"][cellUri(3)][0]).find("total += loss.item()\n"));
+  EXPECT_NE(std::string::npos, applyEdit(train, actions[1]["edit"]["changes"][cellUri(3)][0]).find("total += loss  # noqa: OOM101\n"));
+
+  // An edit in one cell: only that cell's text changes; the finding goes away.
+  json range = {{"start", {{"line", 7}, {"character", 17}}}, {"end", {{"line", 7}, {"character", 17}}}};
+  c.notify("notebookDocument/didChange",
+           {{"notebookDocument", {{"uri", nb}, {"version", 2}}},
+            {"change", {{"cells", {{"textContent", json::array({{{"document", {{"uri", cellUri(3)}, {"version", 2}}},
+                                                                 {"changes", json::array({{{"range", range}, {"text", ".item()"}}})}}})}}}}}});
+  got.clear();
+  for (int i = 0; i < 3; ++i) {
+    json m = c.next();
+    ASSERT_EQ(m.value("method", ""), "textDocument/publishDiagnostics") << m.dump();
+    got[m["params"]["uri"]] = m["params"]["diagnostics"];
+  }
+  EXPECT_EQ(got[cellUri(3)].size(), 0u) << got[cellUri(3)].dump();
+  EXPECT_EQ(got[cellUri(4)].size(), 1u);
+
+  // Structure: the setup cell is removed, so cell 4's `model` is no longer a module: no finding.
+  c.notify("notebookDocument/didChange",
+           {{"notebookDocument", {{"uri", nb}, {"version", 3}}},
+            {"change", {{"cells", {{"structure", {{"array", {{"start", 0}, {"deleteCount", 1}}}, {"didClose", json::array({{{"uri", cellUri(1)}}})}}}}}}}});
+  got.clear();
+  for (int i = 0; i < 3; ++i) {
+    json m = c.next();
+    ASSERT_EQ(m.value("method", ""), "textDocument/publishDiagnostics") << m.dump();
+    got[m["params"]["uri"]] = m["params"]["diagnostics"];
+  }
+  EXPECT_EQ(got.count(cellUri(1)), 1u) << "the closed cell's diagnostics are cleared";
+  EXPECT_EQ(got[cellUri(1)].size(), 0u);
+  EXPECT_EQ(got[cellUri(4)].size(), 0u) << got[cellUri(4)].dump();
+
+  c.notify("notebookDocument/didClose", {{"notebookDocument", {{"uri", nb}}}, {"cellTextDocuments", json::array({{{"uri", cellUri(3)}}, {{"uri", cellUri(4)}}})}});
+  EXPECT_EQ(c.diagnosticsFor(cellUri(3)).size(), 0u);
+  c.request(5, "shutdown", nullptr);
+  EXPECT_TRUE(c.response(5).contains("result"));
+  c.notify("exit", nullptr);
+  EXPECT_EQ(0, c.wait());
 }

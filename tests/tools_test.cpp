@@ -116,3 +116,15 @@ TEST_F(Tools, DebianPackageContainsAWorkingOomlint) {
   EXPECT_EQ(0, sh("apt-get install --simulate --no-install-recommends '" + deb + "' > '" + (dir / "apt.txt").string() + "' 2>&1"))
       << slurp(dir / "apt.txt");
 }
+
+TEST_F(Tools, PreCommitHookChecksNotebooks) {
+  ASSERT_EQ(0, sh("command -v pre-commit >/dev/null")) << "pre-commit is installed by scripts/setup.sh";
+  std::string env = "cd '" + dir.string() + "' && export PATH='" + binDir() + "':$PATH PRE_COMMIT_HOME='" + (dir / ".cache").string() +
+                    "' GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t && ";
+  ASSERT_EQ(0, sh(env + "git init -q . && git config user.email t@t && git config user.name t"));
+  fs::copy_file(fs::path(OOMLINT_SOURCE) / "examples" / "notebooks" / "train.ipynb", dir / "train.ipynb");
+  std::string tryRepo = "pre-commit try-repo '" + std::string(OOMLINT_SOURCE) + "' oomlint --verbose ";
+  ASSERT_EQ(0, sh(env + "git add train.ipynb"));
+  EXPECT_NE(0, sh(env + tryRepo + "> out.txt 2>&1")) << slurp(dir / "out.txt");
+  EXPECT_NE(std::string::npos, slurp(dir / "out.txt").find("train.ipynb:cell 8:11:9: OOM101")) << slurp(dir / "out.txt");
+}

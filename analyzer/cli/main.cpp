@@ -121,7 +121,7 @@ int runCheck(const CheckArgs& a) {
           FixOutcome out = applyFixes(name, ss.str(), opts, fo);
           fixedCount += out.applied;
           if (a.diff) {
-            std::string d = unifiedDiff(name, ss.str(), out.source);
+            std::string d = fileDiff(name, ss.str(), out.source);
             diffs += d;
           } else {
             std::cout << out.source;  // fixed source to stdout, as ruff does
@@ -206,13 +206,15 @@ int runCheck(const CheckArgs& a) {
           if (!fixing) {
             std::string abs = cache ? absolutePath(path) : std::string();
             std::vector<Finding> cached;
-            if (cache && cache->lookup(abs, *selectionKeys[i], cached)) {
+            // A notebook's findings are positioned in its cells' module: it is always re-read.
+            bool cacheable = cache && !isNotebookPath(path);
+            if (cacheable && cache->lookup(abs, *selectionKeys[i], cached)) {
               r.path = path;
               r.findings = std::move(cached);
               if (!r.findings.empty()) readSourceFile(path, r.source);  // output shows source lines
             } else {
               r = checkFile(path, perFile(i));
-              if (cache && !r.ioError && r.skippedReason.empty()) cache->store(abs, *selectionKeys[i], r.source, r.findings);
+              if (cacheable && !r.ioError && r.skippedReason.empty()) cache->store(abs, *selectionKeys[i], r.source, r.findings);
             }
           } else {
             std::string source;
@@ -226,7 +228,7 @@ int runCheck(const CheckArgs& a) {
             FixOutcome out = applyFixes(path, source, perFile(i), fo);
             std::string writeError;
             if (out.applied > 0) {
-              if (a.diff) fileDiffs[i] = unifiedDiff(path, source, out.source);
+              if (a.diff) fileDiffs[i] = fileDiff(path, source, out.source);
               else writeError = writeFileAtomically(path, out.source);
             }
             if (!writeError.empty()) {

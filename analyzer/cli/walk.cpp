@@ -92,7 +92,7 @@ bool exists(const std::string& p) {
 
 }  // namespace
 
-bool isCheckedExtension(const std::string& name) { return isPythonPath(name) || isCppPath(name); }
+bool isCheckedExtension(const std::string& name) { return isPythonPath(name) || isNotebookPath(name) || isCppPath(name); }
 
 WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& resolver, const WalkOptions& opts) {
   WalkResult result;

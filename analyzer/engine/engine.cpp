@@ -180,9 +180,34 @@ std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts) {
 
 bool isCppPath(const std::string& path) { return languageOf(path) == DocumentLanguage::Cpp; }
 
+namespace {
+
+/// A notebook: its code cells checked as one Python module; a notebook that cannot be read is an
+/// error like a file that cannot be read, and a notebook of another language is skipped.
+FileResult checkNotebook(const std::string& path, const std::string& json, const CheckOptions& opts) {
+  auto nb = std::make_shared<Notebook>(readNotebook(json));
+  if (!nb->error.empty()) return ioErrorResult(path, nb->error);
+  FileResult result;
+  result.path = path;
+  if (!nb->skipped.empty()) {
+    result.skippedReason = path + ": " + nb->skipped;
+    return result;
+  }
+  ParsedDocument doc = parseDocument(path, nb->module, DocumentLanguage::Python);
+  if (doc.module) result.findings = analyzeModule(*doc.module, opts);
+  result.source = nb->module;
+  result.notebook = std::move(nb);
+  return result;
+}
+
+}  // namespace
+
 FileResult checkSource(const std::string& path, std::string source, const CheckOptions& opts) {
   FileResult result;
   result.path = path;
+  if (isNotebookPath(path)) return checkNotebook(path, source, opts);
+  if (languageOf(path) == DocumentLanguage::Unsupported)
+    return ioErrorResult(path, "not a file oomlint can check: expected Python (.py, .pyi), a notebook (.ipynb) or C++ sources");
   ParsedDocument doc = parseDocument(path, std::move(source), languageOf(path));
   result.lang = doc.lang;
   if (!doc.module) {

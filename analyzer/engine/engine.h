@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/rule.h"
+#include "notebook/notebook.h"
 #include "engine/selection.h"
 
 namespace oomlint {
@@ -28,6 +29,9 @@ struct FileResult {
   Lang lang = Lang::Python;
   bool ioError = false;
   std::string skippedReason;  // set when the file was deliberately not analysed
+  /// For a notebook: its cells. `source` is then the module the cells make, and findings'
+  /// spans are in it; reports map them to cells (and to lines of the notebook's JSON).
+  std::shared_ptr<const Notebook> notebook;
 };
 
 /// True for the C++ / CUDA extensions the (future) Clang front end reads.

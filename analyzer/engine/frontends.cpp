@@ -24,7 +24,11 @@ DocumentLanguage languageOf(const std::string& path, std::string_view languageId
   if (endsWith(path, ".py") || endsWith(path, ".pyi")) return DocumentLanguage::Python;
   for (std::string_view ext : {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".cu", ".cuh"})
     if (path.size() > ext.size() && endsWith(path, ext)) return DocumentLanguage::Cpp;
-  return languageId.empty() ? DocumentLanguage::Python : DocumentLanguage::Unsupported;
+  if (!languageId.empty()) return DocumentLanguage::Unsupported;
+  // No extension at all (standard input, `bin/train`): Python. Any other extension: not ours.
+  size_t slash = path.rfind('/');
+  std::string_view base = std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
+  return base.find('.', 1) == std::string_view::npos ? DocumentLanguage::Python : DocumentLanguage::Unsupported;
 }
 
 ParsedDocument parseDocument(const std::string& path, std::string source, DocumentLanguage language) {

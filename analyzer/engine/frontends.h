@@ -15,7 +15,8 @@ namespace oomlint {
 enum class DocumentLanguage : uint8_t { Python, Cpp, Unsupported };
 
 /// The language a document is read as: `languageId` ("python", "cpp", "cuda", "cuda-cpp") wins
-/// when given, else the path's extension (`.py .pyi` / `.cpp .cc .cxx .h .hpp .hh .cu .cuh`).
+/// when given, else the path's extension (`.py .pyi` / `.cpp .cc .cxx .h .hpp .hh .cu .cuh`); a
+/// name without an extension is Python, any other extension is Unsupported.
 DocumentLanguage languageOf(const std::string& path, std::string_view languageId = {});
 
 struct ParsedDocument {

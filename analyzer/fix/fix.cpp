@@ -52,7 +52,54 @@ std::pair<uint32_t, uint32_t> extent(const Fix& fix) {
 
 }  // namespace
 
+namespace {
+
+/// The fix's edits cross no boundary; then each boundary after them moves with them.
+bool shiftBoundaries(const Fix& fix, std::vector<uint32_t>* boundaries) {
+  if (!boundaries) return true;
+  for (const Edit& e : fix.edits)
+    for (uint32_t b : *boundaries)
+      if (e.begin < b && e.end > b) return false;
+  for (uint32_t& b : *boundaries) {
+    int64_t delta = 0;
+    for (const Edit& e : fix.edits)
+      if (e.end <= b && !(e.begin == b && e.end == b)) delta += static_cast<int64_t>(e.content.size()) - (e.end - e.begin);
+    b = static_cast<uint32_t>(b + delta);
+  }
+  return true;
+}
+
+/// The module path a notebook's cells are checked under (its rules see a Python file).
+std::string modulePath(const std::string& notebookPath) { return notebookPath + ".py"; }
+
+std::vector<uint32_t> cellBegins(const Notebook& nb) {
+  std::vector<uint32_t> out;
+  for (const NotebookCell& c : nb.cells) out.push_back(c.begin);
+  return out;
+}
+
+FixOutcome fixNotebook(const std::string& path, const std::string& json, const CheckOptions& check, const FixOptions& opts) {
+  FixOutcome out;
+  out.source = json;
+  Notebook nb = readNotebook(json);
+  if (!nb.error.empty() || !nb.skipped.empty()) return out;
+  std::vector<uint32_t> starts = cellBegins(nb);
+  FixOptions inner = opts;
+  inner.boundaries = &starts;
+  FixOutcome moduleFixed = applyFixes(modulePath(path), nb.module, check, inner);
+  if (moduleFixed.applied == 0) return moduleFixed.refused ? (out.refused = moduleFixed.refused, out) : out;
+  size_t refusedCells = 0;
+  out.source = writeNotebook(json, nb, moduleFixed.source, starts, refusedCells);
+  out.applied = moduleFixed.applied;
+  out.refused = moduleFixed.refused + refusedCells;
+  out.appliedCodes = std::move(moduleFixed.appliedCodes);
+  return out;
+}
+
+}  // namespace
+
 FixOutcome applyFixes(const std::string& path, const std::string& source, const CheckOptions& check, const FixOptions& opts) {
+  if (isNotebookPath(path)) return fixNotebook(path, source, check, opts);
   FixOutcome out;
   out.source = source;
   // C++ re-parses cost a Clang run each: a pass's fixes are checked together, once.
@@ -87,6 +134,10 @@ FixOutcome applyFixes(const std::string& path, const std::string& source, const 
         ++out.refused;
         continue;
       }
+      if (!shiftBoundaries((*it)->fix, opts.boundaries)) {  // it would join two notebook cells
+        ++out.refused;
+        continue;
+      }
       text = std::move(next);
       ++appliedThisPass;
       out.appliedCodes.emplace_back((*it)->code);
@@ -106,6 +157,25 @@ FixOutcome applyFixes(const std::string& path, const std::string& source, const 
 AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& source, const CheckOptions& check) {
   AddNoqaOutcome out;
   out.source = source;
+  if (isNotebookPath(path)) {
+    Notebook nb = readNotebook(source);
+    if (!nb.error.empty() || !nb.skipped.empty()) return out;
+    AddNoqaOutcome moduleOut = addNoqaDirectives(modulePath(path), nb.module, check);
+    if (moduleOut.added == 0) return moduleOut.skipped ? (out.skipped = moduleOut.skipped, out) : out;
+    // Directives go at line ends: every cell still starts on the line it started on.
+    std::vector<uint32_t> lineStarts{0};
+    for (uint32_t i = 0; i < moduleOut.source.size(); ++i)
+      if (moduleOut.source[i] == '\n') lineStarts.push_back(i + 1);
+    std::vector<uint32_t> starts;
+    for (const NotebookCell& c : nb.cells)
+      starts.push_back(c.firstLine - 1 < lineStarts.size() ? lineStarts[c.firstLine - 1] : static_cast<uint32_t>(moduleOut.source.size()));
+    size_t refusedCells = 0;
+    out.source = writeNotebook(source, nb, moduleOut.source, starts, refusedCells);
+    out.added = refusedCells ? 0 : moduleOut.added;
+    out.skipped = moduleOut.skipped + (refusedCells ? moduleOut.added : 0);
+    if (refusedCells) out.source = source;
+    return out;
+  }
   FileResult r = checkSource(path, source, check);
   std::map<uint32_t, std::set<std::string>> byLine;
   for (const Finding& f : r.findings)
@@ -322,6 +392,18 @@ std::string unifiedDiff(const std::string& path, const std::string& before, cons
       if (text.empty() || text.back() != '\n') out += "\n\\ No newline at end of file\n";
     }
     k = end + 1;
+  }
+  return out;
+}
+
+std::string fileDiff(const std::string& path, const std::string& before, const std::string& after) {
+  if (!isNotebookPath(path)) return unifiedDiff(path, before, after);
+  Notebook a = readNotebook(before), b = readNotebook(after);
+  if (!a.error.empty() || !b.error.empty() || a.cells.size() != b.cells.size()) return unifiedDiff(path, before, after);
+  std::string out;
+  for (size_t i = 0; i < a.cells.size(); ++i) {
+    std::string x = cellText(a.cells[i]), y = cellText(b.cells[i]);
+    if (x != y) out += unifiedDiff(path + ":cell " + std::to_string(a.cells[i].number), x, y);
   }
   return out;
 }

@@ -12,6 +12,9 @@ namespace oomlint {
 struct FixOptions {
   bool unsafe = false;  // also apply unsafe fixes
   int maxPasses = 8;
+  /// Offsets no fix may cross (where a notebook's cells begin in its module), kept up to date as
+  /// fixes shift the text.
+  std::vector<uint32_t>* boundaries = nullptr;
 };
 
 struct FixOutcome {
@@ -43,5 +46,8 @@ std::string writeFileAtomically(const std::string& path, const std::string& cont
 
 /// A unified diff (3 lines of context) between two texts, with `---`/`+++` headers naming `path`.
 std::string unifiedDiff(const std::string& path, const std::string& before, const std::string& after);
+
+/// `--diff` for any file: a notebook's changed cells each get a diff headed `path:cell N`.
+std::string fileDiff(const std::string& path, const std::string& before, const std::string& after);
 
 }  // namespace oomlint

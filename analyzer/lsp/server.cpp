@@ -30,6 +30,7 @@ constexpr int kServerNotInitialized = -32002;
 
 struct Document {
   std::string uri, path, languageId, text;
+  std::string notebook;  // a notebook cell: the notebook's URI (its findings come from there)
   int64_t version = 0;
   python::IncrementalDocument python;  // re-parses only the statements an edit touched
   std::unique_ptr<Module> module;
@@ -89,6 +90,18 @@ class Server {
   bool utf8_ = false;  // negotiated position encoding
   bool relatedInformation_ = false;  // the client shows Diagnostic.relatedInformation
   std::map<std::string, std::unique_ptr<Document>> docs_;
+  /// LSP 3.17 notebook documents: the code cells' text documents (in docs_), in order, checked
+  /// together as one module.
+  struct NotebookDoc {
+    std::string uri, path;
+    std::vector<std::string> codeCells;
+    Notebook cells;            // the module the cells made at the last analysis
+    python::IncrementalDocument python;
+    std::unique_ptr<Module> module;
+    std::vector<Finding> findings;
+  };
+  std::map<std::string, NotebookDoc> notebooks_;
+  std::map<std::string, std::vector<std::pair<std::string, bool>>> allCells_;  // notebook -> (cell URI, is code), all cells
 
   // ------------------------------------------------------------------ plumbing
 
@@ -127,6 +140,14 @@ class Server {
     if (method == "shutdown") {
       shutdown_ = true;
       respond(id, nullptr);
+    } else if (method == "notebookDocument/didOpen") {
+      notebookDidOpen(params);
+    } else if (method == "notebookDocument/didChange") {
+      notebookDidChange(params);
+    } else if (method == "notebookDocument/didSave") {
+      if (auto it = notebooks_.find(params["notebookDocument"].value("uri", "")); it != notebooks_.end()) analyzeNotebook(it->second);
+    } else if (method == "notebookDocument/didClose") {
+      notebookDidClose(params);
     } else if (method == "textDocument/didOpen") {
       didOpen(params);
     } else if (method == "textDocument/didChange") {
@@ -177,6 +198,10 @@ class Server {
     respond(id, {{"capabilities",
                   {{"positionEncoding", utf8_ ? "utf-8" : "utf-16"},
                    {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
+                   {"notebookDocumentSync",
+                    {{"notebookSelector", json::array({{{"notebook", {{"notebookType", "jupyter-notebook"}}},
+                                                        {"cells", json::array({{{"language", "python"}}})}}})},
+                     {"save", true}}},
                    {"codeActionProvider", {{"codeActionKinds", json::array({"quickfix", "source.fixAll.oomlint"})}}},
                    {"hoverProvider", true},
                    {"diagnosticProvider", {{"interFileDependencies", false}, {"workspaceDiagnostics", false}}}}},
@@ -263,7 +288,13 @@ class Server {
     Document* d = find(params);
     if (!d) return;
     d->version = params["textDocument"].value("version", d->version);
-    for (json change : params.value("contentChanges", json::array())) {
+    applyChanges(*d, params.value("contentChanges", json::array()));
+    analyze(*d);
+  }
+
+  void applyChanges(Document& doc, const json& changes) {
+    Document* d = &doc;
+    for (json change : changes) {
       if (!change.is_object()) continue;
       std::string text = change.value("text", "");
       if (!change.contains("range")) {
@@ -276,10 +307,181 @@ class Server {
       d->python.edited(start, end, static_cast<uint32_t>(text.size()));
       d->text.replace(start, end - start, text);
     }
-    analyze(*d);
+  }
+
+  // ------------------------------------------------------------------ notebooks
+
+  void openCell(const json& item, const std::string& notebook) {
+    auto d = std::make_unique<Document>();
+    d->uri = item.value("uri", "");
+    d->path = uriToPath(d->uri);
+    d->languageId = item.value("languageId", "python");
+    d->text = item.value("text", "");
+    d->version = item.value("version", int64_t{0});
+    d->notebook = notebook;
+    docs_[d->uri] = std::move(d);
+  }
+
+  void closeCell(const std::string& uri) {
+    docs_.erase(uri);
+    notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+  }
+
+  static void codeCellsOf(const json& cells, std::vector<std::pair<std::string, bool>>& out) {
+    for (const json& c : cells)
+      if (c.is_object()) out.emplace_back(c.value("document", ""), c.value("kind", 2) == 2);
+  }
+
+  void notebookDidOpen(json& params) {
+    json& nbj = params["notebookDocument"];
+    NotebookDoc& nb = notebooks_[nbj.value("uri", "")];
+    nb = NotebookDoc{};
+    nb.uri = nbj.value("uri", "");
+    nb.path = uriToPath(nb.uri);
+    for (const json& item : params.value("cellTextDocuments", json::array())) openCell(item, nb.uri);
+    std::vector<std::pair<std::string, bool>> cells;
+    codeCellsOf(nbj.value("cells", json::array()), cells);
+    allCells_[nb.uri] = cells;
+    analyzeNotebook(nb);
+  }
+
+  /// Structure (cells added, removed, moved), cell kinds and cell text edits; then one analysis.
+  void notebookDidChange(json& params) {
+    auto it = notebooks_.find(params["notebookDocument"].value("uri", ""));
+    if (it == notebooks_.end()) return;
+    NotebookDoc& nb = it->second;
+    json change = params.value("change", json::object());
+    json cells = change.value("cells", json::object());
+    if (!cells.is_object()) cells = json::object();
+    std::vector<std::pair<std::string, bool>>& all = allCells_[nb.uri];
+    if (cells.contains("structure") && cells["structure"].is_object()) {
+      const json& st = cells["structure"];
+      for (const json& item : st.value("didOpen", json::array())) openCell(item, nb.uri);
+      for (const json& id : st.value("didClose", json::array())) closeCell(id.value("uri", ""));
+      const json& arr = st.value("array", json::object());
+      size_t start = std::min<size_t>(arr.value("start", size_t{0}), all.size());
+      size_t count = std::min<size_t>(arr.value("deleteCount", size_t{0}), all.size() - start);
+      std::vector<std::pair<std::string, bool>> inserted;
+      codeCellsOf(arr.value("cells", json::array()), inserted);
+      all.erase(all.begin() + static_cast<std::ptrdiff_t>(start), all.begin() + static_cast<std::ptrdiff_t>(start + count));
+      all.insert(all.begin() + static_cast<std::ptrdiff_t>(start), inserted.begin(), inserted.end());
+    }
+    for (const json& c : cells.value("data", json::array()))  // a cell changed kind (code <-> markdown)
+      for (auto& [uri, code] : all)
+        if (c.is_object() && uri == c.value("document", "")) code = c.value("kind", 2) == 2;
+    for (const json& tc : cells.value("textContent", json::array())) {
+      auto d = docs_.find(tc["document"].value("uri", ""));
+      if (d == docs_.end()) continue;
+      d->second->version = tc["document"].value("version", d->second->version);
+      applyChanges(*d->second, tc.value("changes", json::array()));
+    }
+    analyzeNotebook(nb);
+  }
+
+  void notebookDidClose(json& params) {
+    std::string uri = params["notebookDocument"].value("uri", "");
+    for (const json& id : params.value("cellTextDocuments", json::array())) closeCell(id.value("uri", ""));
+    for (const auto& [cell, code] : allCells_[uri])
+      if (docs_.count(cell)) closeCell(cell);
+    allCells_.erase(uri);
+    notebooks_.erase(uri);
+  }
+
+  /// The notebook's code cells checked as one module (only what an edit changed is re-parsed);
+  /// each cell gets the findings that start in it, positioned in its own text.
+  void analyzeNotebook(NotebookDoc& nb) {
+    nb.codeCells.clear();
+    std::vector<std::string> texts;
+    for (const auto& [uri, code] : allCells_[nb.uri])
+      if (code && docs_.count(uri)) {
+        nb.codeCells.push_back(uri);
+        texts.push_back(docs_[uri]->text);
+      }
+    Notebook cells = notebookFromCells(texts);
+    const std::string &before = nb.cells.module, &after = cells.module;
+    size_t p = 0, s = 0;
+    while (p < before.size() && p < after.size() && before[p] == after[p]) ++p;
+    while (s < before.size() - p && s < after.size() - p && before[before.size() - 1 - s] == after[after.size() - 1 - s]) ++s;
+    if (before != after)
+      nb.python.edited(static_cast<uint32_t>(p), static_cast<uint32_t>(before.size() - s), static_cast<uint32_t>(after.size() - p - s));
+    nb.cells = std::move(cells);
+    nb.module = nb.python.model(nb.path, nb.cells.module);
+    nb.findings = nb.module ? analyzeModule(*nb.module, optionsFor(nb.path)) : std::vector<Finding>{};
+    std::vector<uint32_t> moduleLines = lineStartsOf(nb.cells.module);
+    for (size_t i = 0; i < nb.codeCells.size(); ++i) {
+      Document& d = *docs_[nb.codeCells[i]];
+      d.findings.clear();
+      d.module = parseDocument(d.path, d.text, DocumentLanguage::Python).module;  // its noqa comments and lines
+      const NotebookCell& cell = nb.cells.cells[i];
+      std::vector<uint32_t> cellLines = lineStartsOf(d.text);
+      // A module offset as an offset of the cell's text (lines are the same; blanked ones empty).
+      auto toCell = [&](uint32_t offset, Span* s) {
+        uint32_t line = static_cast<uint32_t>(std::upper_bound(moduleLines.begin(), moduleLines.end(), offset) - moduleLines.begin());
+        uint32_t k = line >= cell.firstLine ? line - cell.firstLine : 0;
+        k = std::min<uint32_t>(k, cellLines.empty() ? 0 : static_cast<uint32_t>(cellLines.size() - 1));
+        uint32_t col = offset - moduleLines[line - 1];
+        if (k < cell.blanked.size() && cell.blanked[k]) col = 0;
+        uint32_t lineEnd = k + 1 < cellLines.size() ? cellLines[k + 1] : static_cast<uint32_t>(d.text.size());
+        uint32_t at = cellLines.empty() ? 0 : std::min(cellLines[k] + col, lineEnd);
+        if (s) {
+          s->line = k + 1;
+          s->col = at - (cellLines.empty() ? 0 : cellLines[k]);
+        }
+        return at;
+      };
+      auto remap = [&](Span& sp) {
+        Span start = sp, end = sp;
+        sp.begin = toCell(sp.begin, &start);
+        sp.end = toCell(sp.end, &end);
+        sp.line = start.line;
+        sp.col = start.col;
+        sp.endLine = end.line;
+        sp.endCol = end.col;
+      };
+      for (const Finding& f : nb.findings) {
+        if (cellAt(nb.cells, f.span.begin) != static_cast<int>(i)) continue;
+        Finding g = f;
+        remap(g.span);
+        std::vector<Related> related;
+        for (Related r : g.related)  // evidence in this cell (other cells' lines are not this document's)
+          if (cellAt(nb.cells, r.span.begin) == static_cast<int>(i)) {
+            remap(r.span);
+            related.push_back(std::move(r));
+          }
+        g.related = std::move(related);
+        bool editsInCell = true;
+        for (const Edit& e : g.fix.edits)
+          if (cellAt(nb.cells, e.begin) != static_cast<int>(i) || cellAt(nb.cells, e.end == 0 ? 0 : e.end - 1) != static_cast<int>(i))
+            editsInCell = false;
+        if (!editsInCell) g.hasFix = false, g.fix.edits.clear();
+        for (Edit& e : g.fix.edits) {
+          e.begin = toCell(e.begin, nullptr);
+          e.end = toCell(e.end, nullptr);
+        }
+        d.findings.push_back(std::move(g));
+      }
+      notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", diagnostics(d)}});
+    }
+  }
+
+  CheckOptions optionsFor(const std::string& path) {
+    CheckOptions opts;
+    try {
+      ConfigResolver resolver{CliOverrides{}};
+      std::string abs = absolutePath(path);
+      auto cfg = resolver.forDirectory(abs.substr(0, abs.rfind('/')));
+      opts.selection = resolver.selectionFor(*cfg, abs);
+    } catch (const ConfigError& e) {
+      notify("window/showMessage", {{"type", 1}, {"message", std::string("oomlint: ") + e.what()}});
+    }
+    return opts;
   }
 
   void analyze(Document& d) {
+    if (!d.notebook.empty()) {  // a cell: the notebook is checked as a whole
+      if (auto it = notebooks_.find(d.notebook); it != notebooks_.end()) analyzeNotebook(it->second);
+      return;
+    }
     d.findings.clear();
     d.module.reset();
     DocumentLanguage language = languageOf(d.path, d.languageId);
@@ -294,18 +496,7 @@ class Server {
     } else if (language == DocumentLanguage::Python && d.text.find('\0') == std::string::npos) {
       d.module = d.python.model(d.path, d.text);  // the per-statement incremental model
     }
-    if (d.module) {
-      CheckOptions opts;
-      try {
-        ConfigResolver resolver{CliOverrides{}};
-        std::string abs = absolutePath(d.path);
-        auto cfg = resolver.forDirectory(abs.substr(0, abs.rfind('/')));
-        opts.selection = resolver.selectionFor(*cfg, abs);
-      } catch (const ConfigError& e) {
-        notify("window/showMessage", {{"type", 1}, {"message", std::string("oomlint: ") + e.what()}});
-      }
-      d.findings = analyzeModule(*d.module, opts);
-    }
+    if (d.module) d.findings = analyzeModule(*d.module, optionsFor(d.path));
     notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", diagnostics(d)}});
   }
 
@@ -379,7 +570,7 @@ class Server {
                            {"edit", {{"changes", {{d->uri, json::array({noqaEdit(*d, f)})}}}}}});
       }
     }
-    if (wants("source.fixAll.oomlint") && d->module && !d->findings.empty()) {
+    if (wants("source.fixAll.oomlint") && d->notebook.empty() && d->module && !d->findings.empty()) {
       FixOptions fo;
       CheckOptions co;
       FixOutcome out = applyFixes(d->path, d->text, co, fo);

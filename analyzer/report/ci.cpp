@@ -36,10 +36,11 @@ void writeGithub(std::ostream& os, const std::vector<FileResult>& results, const
       Location l = locate(r, starts, f.span);
       std::string level = f.severity == Severity::Error ? "error" : f.severity == Severity::Warning ? "warning" : "notice";
       os << "::" << level << " title=" << escapeGithubProperty("oomlint (" + std::string(f.code) + ")")
-         << ",file=" << escapeGithubProperty(path) << ",line=" << l.line << ",col=" << l.col << ",endLine=" << l.endLine
-         << ",endColumn=" << l.endCol << "::" << escapeGithubData(path + ":" + std::to_string(l.line) + ":" +
-                                                                   std::to_string(l.col) + ": " + std::string(f.code) + " " + f.message)
-         << "\n";
+         << ",file=" << escapeGithubProperty(path) << ",line=" << fileLine(l);
+      // In a notebook the columns of a cell are not the JSON file's: annotate whole lines.
+      if (!l.cell) os << ",col=" << l.col << ",endLine=" << l.endLine << ",endColumn=" << l.endCol;
+      else os << ",endLine=" << fileEndLine(l);
+      os << "::" << escapeGithubData(where(path, l) + ": " + std::string(f.code) + " " + f.message) << "\n";
     }
   }
 }
@@ -59,7 +60,7 @@ void writeGitlab(std::ostream& os, const std::vector<FileResult>& results, const
                      {"check_name", std::string(f.code)},
                      {"fingerprint", stableFingerprint(r, starts, f, occurrence) + std::to_string(std::hash<std::string>{}(r.path) & 0xffff)},
                      {"severity", severity},
-                     {"location", {{"path", utf8Safe(displayPath(r.path, opts))}, {"lines", {{"begin", l.line}, {"end", l.endLine}}}}}});
+                     {"location", {{"path", utf8Safe(displayPath(r.path, opts))}, {"lines", {{"begin", fileLine(l)}, {"end", fileEndLine(l)}}}}}});
     }
   }
   os << arr.dump(2) << "\n";
@@ -95,10 +96,10 @@ void writeJunit(std::ostream& os, const std::vector<FileResult>& results, const 
     std::string path = displayPath(r.path, opts);
     for (const Finding& f : r.findings) {
       Location l = locate(r, starts, f.span);
-      std::string where = path + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
-      os << "    <testcase name=\"" << xmlEscape(std::string(f.code) + " " + where) << "\" classname=\"" << xmlEscape(path)
-         << "\" file=\"" << xmlEscape(path) << "\" line=\"" << l.line << "\">\n";
-      os << "      <failure message=\"" << xmlEscape(f.message) << "\" type=\"" << f.code << "\">" << xmlEscape(where + ": " + f.message)
+      std::string at = where(path, l);
+      os << "    <testcase name=\"" << xmlEscape(std::string(f.code) + " " + at) << "\" classname=\"" << xmlEscape(path)
+         << "\" file=\"" << xmlEscape(path) << "\" line=\"" << fileLine(l) << "\">\n";
+      os << "      <failure message=\"" << xmlEscape(f.message) << "\" type=\"" << f.code << "\">" << xmlEscape(at + ": " + f.message)
          << "</failure>\n    </testcase>\n";
     }
   }

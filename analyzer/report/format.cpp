@@ -58,7 +58,21 @@ Location locate(const FileResult& r, const std::vector<uint32_t>& starts, const 
   l.endLine = std::max(l.line, s.endLine);
   l.endCol = s.endLine ? charColumn(r.source, starts, l.endLine, s.endCol) : l.col;
   if (l.endLine == l.line && l.endCol < l.col) l.endCol = l.col;
+  if (r.notebook) {
+    CellPosition a = cellPosition(*r.notebook, l.line), b = cellPosition(*r.notebook, l.endLine);
+    if (b.cell != a.cell) b = a;
+    l.cell = a.cell;
+    l.cellLine = a.line;
+    l.cellEndLine = std::max(a.line, b.line);
+    l.fileLine = a.jsonLine;
+    l.fileEndLine = std::max(a.jsonLine, b.jsonLine);
+  }
   return l;
+}
+
+std::string where(const std::string& path, const Location& l) {
+  if (l.cell) return path + ":cell " + std::to_string(l.cell) + ":" + std::to_string(l.cellLine) + ":" + std::to_string(l.col);
+  return path + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
 }
 
 json locationJson(uint32_t line, uint32_t col) { return json{{"row", line}, {"column", col}}; }

@@ -25,9 +25,19 @@ std::string utf8Safe(const std::string& s);
 
 struct Location {
   uint32_t line, col, endLine, endCol;
+  // In a notebook: the cell's number, the lines within it, and the lines of the notebook's JSON
+  // file (what SARIF, GitHub, GitLab and JUnit readers open). 0 outside notebooks.
+  uint32_t cell = 0, cellLine = 0, cellEndLine = 0, fileLine = 0, fileEndLine = 0;
 };
 /// 1-based lines and code-point columns of a span.
 Location locate(const FileResult& r, const std::vector<uint32_t>& starts, const Span& s);
+/// `path:line:col`, or `path:cell N:line:col` in a notebook (as ruff prints them).
+std::string where(const std::string& path, const Location& l);
+/// The line to show beside a snippet: the cell's line in a notebook.
+inline uint32_t shownLine(const Location& l) { return l.cell ? l.cellLine : l.line; }
+/// The lines a file-based reader opens: the notebook's JSON lines, else the source lines.
+inline uint32_t fileLine(const Location& l) { return l.cell ? l.fileLine : l.line; }
+inline uint32_t fileEndLine(const Location& l) { return l.cell ? l.fileEndLine : l.endLine; }
 
 json locationJson(uint32_t line, uint32_t col);
 json measuredJson(const MeasuredCost& m);

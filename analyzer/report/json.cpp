@@ -15,6 +15,11 @@ void writeJson(std::ostream& os, const std::vector<FileResult>& results, const O
         for (const Edit& e : f.fix.edits) {
           auto [bl, bc] = position(r.source, starts, e.begin);
           auto [el, ec] = position(r.source, starts, e.end);
+          if (r.notebook) {  // rows within the finding's cell, like its location
+            CellPosition pb = cellPosition(*r.notebook, bl), pe = cellPosition(*r.notebook, el);
+            bl = pb.line;
+            el = pe.cell == pb.cell ? pe.line : pb.line;
+          }
           edits.push_back({{"content", utf8Safe(e.content)}, {"location", locationJson(bl, bc)}, {"end_location", locationJson(el, ec)}});
         }
         fix = {{"applicability", std::string(applicabilityName(f.fix.applicability))},
@@ -29,20 +34,21 @@ void writeJson(std::ostream& os, const std::vector<FileResult>& results, const O
         Location rl = locate(r, starts, rel.span);
         related.push_back({{"message", utf8Safe(rel.message)},
                            {"filename", utf8Safe(r.path)},
-                           {"location", locationJson(rl.line, rl.col)},
-                           {"end_location", locationJson(rl.endLine, rl.endCol)}});
+                           {"cell", rl.cell ? json(rl.cell) : json(nullptr)},
+                           {"location", locationJson(rl.cell ? rl.cellLine : rl.line, rl.col)},
+                           {"end_location", locationJson(rl.cell ? rl.cellEndLine : rl.endLine, rl.endCol)}});
       }
       arr.push_back({{"measured", measured},
                      {"related", related},
-                     {"cell", nullptr},
+                     {"cell", l.cell ? json(l.cell) : json(nullptr)},
                      {"code", std::string(f.code)},
                      {"name", rule ? std::string(rule->info().name) : std::string(f.code == kParseErrorCode ? "syntax-error" : "io-error")},
                      {"severity", std::string(severityName(f.severity))},
                      {"message", utf8Safe(f.message)},
                      {"filename", utf8Safe(r.path)},
-                     {"location", locationJson(l.line, l.col)},
-                     {"end_location", locationJson(l.endLine, l.endCol)},
-                     {"noqa_row", l.line},
+                     {"location", locationJson(l.cell ? l.cellLine : l.line, l.col)},
+                     {"end_location", locationJson(l.cell ? l.cellEndLine : l.endLine, l.endCol)},
+                     {"noqa_row", l.cell ? l.cellLine : l.line},
                      {"fix", fix},
                      {"url", rule ? json(ruleUrl(f.code)) : json(nullptr)}});
     }

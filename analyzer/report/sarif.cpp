@@ -6,6 +6,17 @@
 namespace oomlint::report::detail {
 namespace {
 
+/// A SARIF region: lines and columns, or for a notebook the lines of its JSON file (columns there
+/// would count the JSON's quoting, so the region is whole lines).
+json regionOf(const Location& l) {
+  if (l.cell) return {{"startLine", l.fileLine}, {"endLine", l.fileEndLine}};
+  return {{"startLine", l.line}, {"startColumn", l.col}, {"endLine", l.endLine}, {"endColumn", std::max(l.endCol, l.col)}};
+}
+
+}  // namespace
+
+namespace {
+
 std::string sarifLevel(Severity s) {
   switch (s) {
     case Severity::Error: return "error";
@@ -63,7 +74,7 @@ void writeSarif(std::ostream& os, const std::vector<FileResult>& results, const 
     std::map<std::string, uint32_t> seen;
     for (const Finding& f : r.findings) {
       Location l = locate(r, starts, f.span);
-      json region = {{"startLine", l.line}, {"startColumn", l.col}, {"endLine", l.endLine}, {"endColumn", std::max(l.endCol, l.col)}};
+      json region = regionOf(l);
       json artifact = {{"uri", uri}};
       if (uri.empty() || uri[0] != '/') artifact["uriBaseId"] = "%SRCROOT%";
       json result = {{"ruleId", std::string(f.code)},
@@ -74,19 +85,21 @@ void writeSarif(std::ostream& os, const std::vector<FileResult>& results, const 
       std::string fpKey = std::string(f.code) + "\n" + lineOf(r.source, starts, l.line);
       uint32_t occurrence = seen[fpKey]++;
       result["partialFingerprints"] = {{"oomlint/v1", stableFingerprint(r, starts, f, occurrence)}};
-      if (f.measured.present) result["properties"] = {{"measured", measuredJson(f.measured)}};
+      if (f.measured.present) result["properties"]["measured"] = measuredJson(f.measured);
+      if (l.cell) result["properties"]["notebookCell"] = {{"cell", l.cell}, {"line", l.cellLine}, {"column", l.col}};
       if (!f.related.empty()) {
         json related = json::array();
         for (size_t i = 0; i < f.related.size(); ++i) {
           Location rl = locate(r, starts, f.related[i].span);
-          json rr = {{"startLine", rl.line}, {"startColumn", rl.col}, {"endLine", rl.endLine}, {"endColumn", std::max(rl.endCol, rl.col)}};
+          json rr = regionOf(rl);
           related.push_back({{"id", i + 1},
                              {"message", {{"text", utf8Safe(f.related[i].message) + "."}}},
                              {"physicalLocation", {{"artifactLocation", artifact}, {"region", rr}}}});
         }
         result["relatedLocations"] = std::move(related);
       }
-      if (f.hasFix && !f.fix.edits.empty()) {
+      // A notebook's edits are in the module its cells make, not in the JSON file: no SARIF fix.
+      if (f.hasFix && !f.fix.edits.empty() && !r.notebook) {
         json replacements = json::array();
         for (const Edit& e : f.fix.edits) {
           auto [bl, bc] = position(r.source, starts, e.begin);

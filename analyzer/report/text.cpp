@@ -35,7 +35,10 @@ void writeFull(std::ostream& os, const std::vector<FileResult>& results, const O
       if (f.hasFix && f.fix.applicability == Applicability::Safe) ++safe;
       if (f.hasFix && f.fix.applicability == Applicability::Unsafe) ++unsafe;
       Location l = locate(r, starts, f.span);
-      os << bold(path) << cyan(":") << l.line << cyan(":") << l.col << cyan(":") << " " << red(std::string(f.code))
+      if (l.cell) os << bold(path) << cyan(":") << "cell " << l.cell << cyan(":") << l.cellLine << cyan(":") << l.col << cyan(":") << " "
+                     << red(std::string(f.code));
+      else os << bold(path) << cyan(":") << l.line << cyan(":") << l.col << cyan(":") << " " << red(std::string(f.code));
+      os
          << fixSuffix(f) << " " << f.message << "\n";
       std::string text = lineOf(r.source, starts, l.line);
       if (text.empty() && f.code == kIoErrorCode) {
@@ -43,11 +46,11 @@ void writeFull(std::ostream& os, const std::vector<FileResult>& results, const O
         continue;
       }
       // The gutter fits the widest line number the finding and its notes show.
-      uint32_t widest = l.line;
-      for (const Related& rel : f.related) widest = std::max(widest, rel.span.line);
+      uint32_t widest = shownLine(l);
+      for (const Related& rel : f.related) widest = std::max(widest, shownLine(locate(r, starts, rel.span)));
       std::string pad(std::to_string(widest).size(), ' ');
       auto snippet = [&](const Location& at, auto&& paint) {
-        std::string num = std::to_string(at.line);
+        std::string num = std::to_string(shownLine(at));
         std::string lineText = lineOf(r.source, starts, at.line);
         // Tabs and invalid bytes would misplace the caret: show them as single spaces / U+FFFD.
         std::string shown;
@@ -72,7 +75,7 @@ void writeFull(std::ostream& os, const std::vector<FileResult>& results, const O
       for (const Related& rel : f.related) {
         Location at = locate(r, starts, rel.span);
         os << pad << " = " << bold("note") << ": " << rel.message << "\n"
-           << pad << "--> " << path << ":" << at.line << ":" << at.col << "\n";
+           << pad << "--> " << where(path, at) << "\n";
         snippet(at, cyan);
       }
       if (f.measured.present) os << pad << " = " << describeMeasured(f.measured) << " [" << f.measured.workload << "]\n";
@@ -98,7 +101,7 @@ void writeConcise(std::ostream& os, const std::vector<FileResult>& results, cons
     std::string path = displayPath(r.path, opts);
     for (const Finding& f : r.findings) {
       Location l = locate(r, starts, f.span);
-      os << path << ":" << l.line << ":" << l.col << ": " << f.code << fixSuffix(f) << " " << f.message;
+      os << where(path, l) << ": " << f.code << fixSuffix(f) << " " << f.message;
       if (f.measured.present) os << " [" << describeMeasured(f.measured) << "]";
       os << "\n";
     }

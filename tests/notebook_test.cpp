@@ -1,0 +1,256 @@
+// Jupyter notebooks: read as one module across cells, reported per cell, fixed in place (every
+// written notebook validated with nbformat), and refused clearly when they cannot be checked.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+#include "notebook/notebook.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testutil::sh;
+using testutil::slurp;
+using testutil::spit;
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+class Notebooks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("oomlint_nb_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  Result run(const std::string& args) {
+    std::string out = (dir / ".out").string(), err = (dir / ".err").string();
+    Result r;
+    r.rc = sh("cd '" + dir.string() + "' && " + std::string(OOMLINT_BINARY) + " " + args + " >'" + out + "' 2>'" + err + "'");
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  /// nbformat's own validator (Debian's python3-nbformat) accepts the file.
+  bool valid(const fs::path& p) {
+    return sh("/usr/bin/python3 -c \"import nbformat, sys; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))\" '" +
+              p.string() + "' 2>'" + (dir / ".validate").string() + "'") == 0;
+  }
+  fs::path copyExample() {
+    fs::copy_file(fs::path(OOMLINT_EXAMPLES) / "notebooks" / "train.ipynb", dir / "train.ipynb");
+    return dir / "train.ipynb";
+  }
+
+  fs::path dir;
+};
+
+json codeCell(json source) {
+  return {{"cell_type", "code"}, {"execution_count", 3}, {"id", "c" + std::to_string(source.dump().size())},
+          {"metadata", {{"tags", {"keep"}}}}, {"outputs", {{{"name", "stdout"}, {"output_type", "stream"}, {"text", {"42\n"}}}}},
+          {"source", std::move(source)}};
+}
+
+json notebookOf(std::vector<json> cells) {
+  return {{"cells", cells},
+          {"metadata", {{"kernelspec", {{"display_name", "Python 3"}, {"language", "python"}, {"name", "python3"}}}}},
+          {"nbformat", 4},
+          {"nbformat_minor", 5}};
+}
+
+std::vector<std::string> linesOf(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find('\n', b);
+    if (e == std::string::npos) e = s.size();
+    out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(NotebookReading, CellsJoinInOrderAndIPythonSyntaxIsBlanked) {
+  json nb = notebookOf({codeCell({"!pip install torch\n", "%matplotlib inline\n", "import torch\n"}),
+                        {{"cell_type", "markdown"}, {"metadata", json::object()}, {"source", "# heading"}},
+                        codeCell({"%%time\n", "x = 1\n"}),
+                        codeCell({"model?\n", "files = !ls\n", "y = 2  # is it?\n", "z = 3"})});
+  oomlint::Notebook n = oomlint::readNotebook(nb.dump(1));
+  ASSERT_TRUE(n.error.empty()) << n.error;
+  ASSERT_EQ(n.cells.size(), 3u);
+  EXPECT_EQ(n.module, "\n\nimport torch\n\n\n\n\ny = 2  # is it?\nz = 3\n");
+  EXPECT_EQ(n.cells[0].number, 1u);
+  EXPECT_EQ(n.cells[1].number, 3u) << "cells count markdown too, as Jupyter shows them";
+  EXPECT_EQ(n.cells[2].firstLine, 6u);
+  oomlint::CellPosition p = oomlint::cellPosition(n, 9);
+  EXPECT_EQ(p.cell, 4u);
+  EXPECT_EQ(p.line, 4u);
+  EXPECT_GT(p.jsonLine, 0u);
+  EXPECT_NE(std::string::npos, linesOf(nb.dump(1))[p.jsonLine - 1].find("z = 3"));
+}
+
+TEST(NotebookReading, ClearErrorsAndOtherKernelsSkipped) {
+  EXPECT_NE(std::string::npos, oomlint::readNotebook("{\"cells\": [").error.find("malformed JSON"));
+  EXPECT_NE(std::string::npos, oomlint::readNotebook(R"({"cells": [], "metadata": {}, "nbformat": 3})").error.find("nbformat 4"));
+  json md = notebookOf({{{"cell_type", "markdown"}, {"metadata", json::object()}, {"source", "text"}}});
+  EXPECT_EQ(oomlint::readNotebook(md.dump(1)).error, "the notebook has no code cells");
+  json r = notebookOf({codeCell({"x <- 1"})});
+  r["metadata"]["kernelspec"]["language"] = "R";
+  oomlint::Notebook n = oomlint::readNotebook(r.dump(1));
+  EXPECT_TRUE(n.error.empty());
+  EXPECT_NE(std::string::npos, n.skipped.find("kernel language is R"));
+}
+
+TEST_F(Notebooks, ExampleNotebookIsCheckedAcrossCellsAndReportedPerCell) {
+  copyExample();
+  Result r = run("check --isolated --no-cache --output-format concise train.ipynb");
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("train.ipynb:cell 8:11:9: OOM101 ")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("train.ipynb:cell 10:4:14: OOM201 ")) << r.out;
+  Result full = run("check --isolated --no-cache train.ipynb");
+  EXPECT_NE(std::string::npos, full.out.find("--> train.ipynb:cell 10:1:1")) << full.out;  // the eval() note
+  json j = json::parse(run("check --isolated --no-cache --output-format json train.ipynb").out);
+  ASSERT_FALSE(j.empty());
+  EXPECT_EQ(j[0]["cell"], 8);
+  EXPECT_EQ(j[0]["location"]["row"], 11);
+  EXPECT_EQ(j[0]["location"]["column"], 9);
+  EXPECT_EQ(j[0]["fix"]["edits"][0]["location"]["row"], 11) << "edits are positioned in the cell too";
+  EXPECT_EQ(j[0]["related"][0]["cell"], 8);
+}
+
+TEST_F(Notebooks, FileFormatsPointAtTheNotebooksOwnLines) {
+  fs::path nb = copyExample();
+  std::vector<std::string> jsonLines = linesOf(slurp(nb));
+  Result gh = run("check --isolated --no-cache --output-format github train.ipynb");
+  size_t at = gh.out.find("OOM101");
+  ASSERT_NE(at, std::string::npos) << gh.out;
+  size_t lineAt = gh.out.find(",line=", at) + 6;
+  int line = std::stoi(gh.out.substr(lineAt));
+  EXPECT_NE(std::string::npos, jsonLines[static_cast<size_t>(line - 1)].find("running_loss += loss")) << line;
+  Result sarif = run("check --isolated --no-cache --output-format sarif -o out.sarif train.ipynb");
+  json doc = json::parse(slurp(dir / "out.sarif"));
+  const json& res = doc["runs"][0]["results"][0];
+  EXPECT_EQ(res["locations"][0]["physicalLocation"]["region"]["startLine"], line);
+  EXPECT_EQ(res["properties"]["notebookCell"]["cell"], 8);
+  ASSERT_TRUE(fs::exists(OOMLINT_SARIF_MULTITOOL)) << "run scripts/fetch-deps.sh";
+  EXPECT_EQ(0, sh(std::string(OOMLINT_SARIF_MULTITOOL) + " validate --output '" + (dir / "v.sarif").string() + "' '" +
+                  (dir / "out.sarif").string() + "' > '" + (dir / "v.log").string() + "' 2>&1"))
+      << slurp(dir / "v.log");
+  json v = json::parse(slurp(dir / "v.sarif"));
+  for (const json& x : v["runs"][0]["results"]) EXPECT_NE(x.value("level", "warning"), "error") << x.dump();
+  Result gl = run("check --isolated --no-cache --output-format gitlab train.ipynb");
+  EXPECT_EQ(json::parse(gl.out)[0]["location"]["lines"]["begin"], line);
+}
+
+TEST_F(Notebooks, FixWritesOnlyTheChangedLinesAndStaysValid) {
+  fs::path nb = copyExample();
+  std::string before = slurp(nb);
+  Result diff = run("check --isolated --no-cache --diff --unsafe-fixes train.ipynb");
+  EXPECT_NE(std::string::npos, diff.out.find("--- train.ipynb:cell 10\n+++ train.ipynb:cell 10\n")) << diff.out;
+  EXPECT_NE(std::string::npos, diff.out.find("+        running_loss += loss.item()")) << diff.out;
+  EXPECT_EQ(slurp(nb), before) << "--diff writes nothing";
+  Result fix = run("check --isolated --no-cache --fix --unsafe-fixes train.ipynb");
+  EXPECT_EQ(fix.rc, 0) << fix.out << fix.err;
+  std::string after = slurp(nb);
+  ASSERT_TRUE(valid(nb)) << slurp(dir / ".validate");
+  EXPECT_EQ(after.back(), '\n');
+  std::vector<std::string> a = linesOf(before), b = linesOf(after);
+  // Everything but the fixed lines is byte for byte the same: the OOM101 line, and the wrapped
+  // loop (3 lines re-indented under one new `with` line, OOM103's host copy on the last).
+  std::multiset<std::string> removed(a.begin(), a.end()), added(b.begin(), b.end());
+  for (const std::string& l : b)
+    if (auto it = removed.find(l); it != removed.end()) removed.erase(it);
+  for (const std::string& l : a)
+    if (auto it = added.find(l); it != added.end()) added.erase(it);
+  EXPECT_EQ(removed.size(), 4u);
+  EXPECT_EQ(added.size(), 5u);
+  // And in the same places: the common prefix ends at the first fixed line.
+  size_t same = 0;
+  while (a[same] == b[same]) ++same;
+  EXPECT_NE(std::string::npos, a[same].find("running_loss += loss\\n")) << a[same];
+  EXPECT_NE(std::string::npos, after.find("\"        running_loss += loss.item()\\n\",\n"));
+  EXPECT_NE(std::string::npos, after.find("\"with torch.no_grad():\\n\",\n    \"    for x, y in val_loader:\\n\","));
+  EXPECT_EQ(run("check --isolated --no-cache train.ipynb").out, "All checks passed!\n");
+}
+
+TEST_F(Notebooks, FixKeepsTheFilesOwnIndentationStringSourcesAndMissingFinalNewline) {
+  // Two-space indentation, a source written as one string, a cell whose last line has no line
+  // break, outputs and metadata that must not move.
+  json nb = notebookOf({codeCell("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\n"),
+                        codeCell({"model.eval()\n", "outs = []\n", "for x in [torch.randn(1, 4)]:\n", "    outs.append(model(x))"})});
+  std::string text = nb.dump(2) + "\n";
+  spit(dir / "n.ipynb", text);
+  Result fix = run("check --isolated --no-cache --fix n.ipynb");
+  std::string after = slurp(dir / "n.ipynb");
+  ASSERT_NE(after, text) << fix.out << fix.err;
+  ASSERT_TRUE(valid(dir / "n.ipynb")) << slurp(dir / ".validate");
+  json got = json::parse(after);
+  EXPECT_EQ(got["cells"][0], nb["cells"][0]);
+  EXPECT_EQ(got["cells"][1]["outputs"], nb["cells"][1]["outputs"]);
+  EXPECT_EQ(got["cells"][1]["metadata"], nb["cells"][1]["metadata"]);
+  EXPECT_EQ(got["cells"][1]["source"],
+            json({"model.eval()\n", "outs = []\n", "with torch.no_grad():\n", "    for x in [torch.randn(1, 4)]:\n",
+                  "        outs.append(model(x))"}));
+  // The text outside the changed cell's source is byte for byte the original.
+  size_t p = text.find("\"model.eval()"), q = after.find("\"model.eval()");
+  EXPECT_EQ(after.substr(0, q), text.substr(0, p));
+  EXPECT_EQ(after.substr(after.rfind("model(x))\"") + 11), text.substr(text.rfind("model(x))\"") + 11))
+      << "what follows the last changed line (indentation of ']', the rest of the file) is unchanged";
+}
+
+TEST_F(Notebooks, AFixThatWouldTouchAMagicLineIsNotWritten) {
+  json nb = notebookOf({codeCell({"import torch\n", "model = torch.nn.Linear(4, 2)\n"}),
+                        codeCell({"model.eval()\n", "outs = []\n", "for x in [torch.randn(1, 4)]:\n", "    %time y = model(x)\n",
+                                  "    outs.append(model(x))\n"})});
+  std::string text = nb.dump(1) + "\n";
+  spit(dir / "m.ipynb", text);
+  Result check = run("check --isolated --no-cache --output-format concise m.ipynb");
+  EXPECT_NE(std::string::npos, check.out.find("m.ipynb:cell 2:5:")) << check.out;
+  run("check --isolated --no-cache --fix m.ipynb");
+  EXPECT_EQ(slurp(dir / "m.ipynb"), text) << "the wrap would re-indent the %time line: the cell is left alone";
+}
+
+TEST_F(Notebooks, NoqaInCellsFileLevelInAnyCellAndAddNoqa) {
+  fs::path nb = copyExample();
+  ASSERT_EQ(run("check --isolated --no-cache --add-noqa train.ipynb").rc, 0);
+  ASSERT_TRUE(valid(nb)) << slurp(dir / ".validate");
+  EXPECT_NE(std::string::npos, slurp(nb).find("running_loss += loss  # noqa: OOM101\\n"));
+  EXPECT_EQ(run("check --isolated --no-cache train.ipynb").out, "All checks passed!\n");
+  json doc = notebookOf({codeCell({"import torch\n", "model = torch.nn.Linear(4, 2)\n"}),
+                         codeCell({"# oomlint: noqa\n", "model.eval()\n", "outs = [model(torch.randn(1, 4))]\n"})});
+  spit(dir / "fl.ipynb", doc.dump(1));
+  EXPECT_EQ(run("check --isolated --no-cache fl.ipynb").out, "All checks passed!\n");
+}
+
+TEST_F(Notebooks, FilesThatCannotBeCheckedAreErrorsAndTheRestIsStillChecked) {
+  spit(dir / "bad.ipynb", "{\"cells\": [");
+  spit(dir / "md.ipynb", notebookOf({{{"cell_type", "markdown"}, {"metadata", json::object()}, {"source", "hi"}}}).dump(1));
+  spit(dir / "notes.txt", "x = 1\n");
+  spit(dir / "leaky.py", testutil::kLeaky);
+  Result r = run("check --isolated --no-cache --output-format concise bad.ipynb md.ipynb notes.txt leaky.py");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(std::string::npos, r.out.find("bad.ipynb:1:1: OOM001 not a valid notebook: malformed JSON")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("md.ipynb:1:1: OOM001 the notebook has no code cells")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("notes.txt:1:1: OOM001 not a file oomlint can check")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("leaky.py:10:9: OOM101")) << r.out;
+  Result alone = run("check --isolated --no-cache notes.txt");
+  EXPECT_EQ(alone.rc, 1);
+  EXPECT_EQ(std::string::npos, alone.out.find("All checks passed!")) << alone.out;
+  json other = notebookOf({codeCell({"x <- 1"})});
+  other["metadata"]["kernelspec"]["language"] = "R";
+  spit(dir / "r.ipynb", other.dump(1));
+  Result skipped = run("check --isolated --no-cache r.ipynb");
+  EXPECT_NE(std::string::npos, skipped.err.find("kernel language is R, not Python")) << skipped.err;
+}
