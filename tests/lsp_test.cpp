@@ -441,8 +441,7 @@ TEST(Lsp, NotebookDocumentsAreCheckedAcrossCellsAndReportedPerCell) {
            {{"notebookDocument", {{"uri", nb}, {"notebookType", "jupyter-notebook"}, {"version", 1}, {"cells", cells}}},
             {"cellTextDocuments", texts}});
   std::map<std::string, json> got;
-  for (int i = 0; i < 3; ++i) {
-    json m = c.next();
+  for (json m = c.next(); !m.is_null(); m = c.next(400)) {  // what one analysis published
     ASSERT_EQ(m.value("method", ""), "textDocument/publishDiagnostics") << m.dump();
     got[m["params"]["uri"]] = m["params"]["diagnostics"];
   }
@@ -469,26 +468,26 @@ TEST(Lsp, NotebookDocumentsAreCheckedAcrossCellsAndReportedPerCell) {
             {"change", {{"cells", {{"textContent", json::array({{{"document", {{"uri", cellUri(3)}, {"version", 2}}},
                                                                  {"changes", json::array({{{"range", range}, {"text", ".item()"}}})}}})}}}}}});
   got.clear();
-  for (int i = 0; i < 3; ++i) {
-    json m = c.next();
+  for (json m = c.next(); !m.is_null(); m = c.next(400)) {  // what one analysis published
     ASSERT_EQ(m.value("method", ""), "textDocument/publishDiagnostics") << m.dump();
     got[m["params"]["uri"]] = m["params"]["diagnostics"];
   }
+  ASSERT_EQ(got.count(cellUri(3)), 1u);
   EXPECT_EQ(got[cellUri(3)].size(), 0u) << got[cellUri(3)].dump();
-  EXPECT_EQ(got[cellUri(4)].size(), 1u);
+  EXPECT_EQ(got.count(cellUri(4)), 0u) << "a cell whose diagnostics did not change is not re-sent";
 
   // Structure: the setup cell is removed, so cell 4's `model` is no longer a module: no finding.
   c.notify("notebookDocument/didChange",
            {{"notebookDocument", {{"uri", nb}, {"version", 3}}},
             {"change", {{"cells", {{"structure", {{"array", {{"start", 0}, {"deleteCount", 1}}}, {"didClose", json::array({{{"uri", cellUri(1)}}})}}}}}}}});
   got.clear();
-  for (int i = 0; i < 3; ++i) {
-    json m = c.next();
+  for (json m = c.next(); !m.is_null(); m = c.next(400)) {  // what one analysis published
     ASSERT_EQ(m.value("method", ""), "textDocument/publishDiagnostics") << m.dump();
     got[m["params"]["uri"]] = m["params"]["diagnostics"];
   }
   EXPECT_EQ(got.count(cellUri(1)), 1u) << "the closed cell's diagnostics are cleared";
   EXPECT_EQ(got[cellUri(1)].size(), 0u);
+  ASSERT_EQ(got.count(cellUri(4)), 1u);
   EXPECT_EQ(got[cellUri(4)].size(), 0u) << got[cellUri(4)].dump();
 
   c.notify("notebookDocument/didClose", {{"notebookDocument", {{"uri", nb}}}, {"cellTextDocuments", json::array({{{"uri", cellUri(3)}}, {{"uri", cellUri(4)}}})}});

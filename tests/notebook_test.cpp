@@ -121,6 +121,12 @@ TEST_F(Notebooks, ExampleNotebookIsCheckedAcrossCellsAndReportedPerCell) {
   EXPECT_NE(std::string::npos, r.out.find("train.ipynb:cell 10:4:14: OOM201 ")) << r.out;
   Result full = run("check --isolated --no-cache train.ipynb");
   EXPECT_NE(std::string::npos, full.out.find("--> train.ipynb:cell 10:1:1")) << full.out;  // the eval() note
+  // From the results cache: the same findings in the same cells.
+  Result first = run("check --isolated --output-format concise train.ipynb");
+  Result cached = run("check --isolated --output-format concise train.ipynb");
+  EXPECT_TRUE(fs::exists(dir / ".oomlint_cache"));
+  EXPECT_EQ(cached.out, r.out);
+  EXPECT_EQ(first.out, r.out);
   json j = json::parse(run("check --isolated --no-cache --output-format json train.ipynb").out);
   ASSERT_FALSE(j.empty());
   EXPECT_EQ(j[0]["cell"], 8);
@@ -253,4 +259,59 @@ TEST_F(Notebooks, FilesThatCannotBeCheckedAreErrorsAndTheRestIsStillChecked) {
   spit(dir / "r.ipynb", other.dump(1));
   Result skipped = run("check --isolated --no-cache r.ipynb");
   EXPECT_NE(std::string::npos, skipped.err.find("kernel language is R, not Python")) << skipped.err;
+}
+
+TEST_F(Notebooks, FixingEveryNotebookFixtureChangesOnlyTheFixedLines) {
+  size_t fixtures = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(OOMLINT_FIXTURES) / "notebooks")) {
+    if (e.path().extension() != ".ipynb") continue;
+    ++fixtures;
+    SCOPED_TRACE(e.path().filename().string());
+    fs::path nb = dir / e.path().filename();
+    fs::copy_file(e.path(), nb, fs::copy_options::overwrite_existing);
+    std::string before = slurp(nb);
+    Result fix = run("check --isolated --no-cache --fix --unsafe-fixes '" + nb.filename().string() + "'");
+    std::string after = slurp(nb);
+    ASSERT_NE(after, before) << "every notebook fixture has something to fix: " << fix.out << fix.err;
+    ASSERT_TRUE(valid(nb)) << slurp(dir / ".validate");
+    Result left = run("check --isolated --no-cache --output-format json --unsafe-fixes '" + nb.filename().string() + "'");
+    for (const json& f : json::parse(left.out))
+      EXPECT_TRUE(f["fix"].is_null() || f["fix"]["applicability"] == "display-only") << "left fixable: " << f.dump();
+    // Outside the cells' sources nothing moved: with every code cell's source cut out, the texts agree.
+    oomlint::Notebook a = oomlint::readNotebook(before), b = oomlint::readNotebook(after);
+    ASSERT_EQ(a.cells.size(), b.cells.size());
+    auto skeleton = [](const std::string& text, const oomlint::Notebook& n) {
+      std::string out;
+      size_t at = 0;
+      for (const oomlint::NotebookCell& c : n.cells) {
+        out += text.substr(at, c.sourceBegin - at) + "<source>";
+        at = c.sourceEnd;
+      }
+      return out + text.substr(at);
+    };
+    EXPECT_EQ(skeleton(after, b), skeleton(before, a));
+    // Inside a source: the lines before the first and after the last changed line keep their
+    // exact JSON text (escapes, quoting); only the changed run is new.
+    for (size_t i = 0; i < a.cells.size(); ++i) {
+      const oomlint::NotebookCell &x = a.cells[i], &y = b.cells[i];
+      if (x.lines == y.lines) {
+        EXPECT_EQ(after.substr(y.sourceBegin, y.sourceEnd - y.sourceBegin), before.substr(x.sourceBegin, x.sourceEnd - x.sourceBegin));
+        continue;
+      }
+      size_t p = 0, s = 0;
+      while (p < x.lines.size() && p < y.lines.size() && x.lines[p] == y.lines[p]) ++p;
+      while (s < x.lines.size() - p && s < y.lines.size() - p && x.lines[x.lines.size() - 1 - s] == y.lines[y.lines.size() - 1 - s]) ++s;
+      EXPECT_GT(y.lines.size() - p - s, 0u);
+      if (!x.sourceIsArray || x.items.size() != x.lines.size()) continue;  // one string: rewritten whole
+      for (size_t k = 0; k < p; ++k)
+        EXPECT_EQ(after.substr(y.items[k].first, y.items[k].second - y.items[k].first),
+                  before.substr(x.items[k].first, x.items[k].second - x.items[k].first));
+      for (size_t k = 0; k < s; ++k) {
+        const auto &xi = x.items[x.items.size() - 1 - k], &yi = y.items[y.items.size() - 1 - k];
+        EXPECT_EQ(after.substr(yi.first, yi.second - yi.first), before.substr(xi.first, xi.second - xi.first));
+      }
+    }
+    EXPECT_EQ(after.back() == '\n', before.back() == '\n') << "the file's final newline (or its absence) is kept";
+  }
+  EXPECT_GE(fixtures, 3u);
 }

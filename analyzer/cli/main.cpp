@@ -206,15 +206,27 @@ int runCheck(const CheckArgs& a) {
           if (!fixing) {
             std::string abs = cache ? absolutePath(path) : std::string();
             std::vector<Finding> cached;
-            // A notebook's findings are positioned in its cells' module: it is always re-read.
-            bool cacheable = cache && !isNotebookPath(path);
-            if (cacheable && cache->lookup(abs, *selectionKeys[i], cached)) {
+            bool notebook = isNotebookPath(path);
+            if (cache && cache->lookup(abs, *selectionKeys[i], cached)) {
               r.path = path;
               r.findings = std::move(cached);
-              if (!r.findings.empty()) readSourceFile(path, r.source);  // output shows source lines
+              if (!r.findings.empty()) {
+                readSourceFile(path, r.source);  // output shows source lines
+                if (notebook) {  // findings are positioned in the module its cells make
+                  auto nb = std::make_shared<Notebook>(readNotebook(r.source));
+                  r.source = nb->module;
+                  r.notebook = std::move(nb);
+                }
+              }
+            } else if (notebook) {
+              // The cache describes the file as read: the notebook's JSON, not its cells' module.
+              std::string raw;
+              std::string err = readSourceFile(path, raw);
+              r = err.empty() ? checkSource(path, raw, perFile(i)) : ioErrorResult(path, err);
+              if (cache && !r.ioError && r.skippedReason.empty()) cache->store(abs, *selectionKeys[i], raw, r.findings);
             } else {
               r = checkFile(path, perFile(i));
-              if (cacheable && !r.ioError && r.skippedReason.empty()) cache->store(abs, *selectionKeys[i], r.source, r.findings);
+              if (cache && !r.ioError && r.skippedReason.empty()) cache->store(abs, *selectionKeys[i], r.source, r.findings);
             }
           } else {
             std::string source;

@@ -38,22 +38,38 @@ NodeId covers(const EvalSet& set, std::string_view path) {
 
 EvalSet intersect(const EvalSet& a, const EvalSet& b) {
   EvalSet out;
+  if (a.size() * b.size() <= 64) {  // the usual few modules: no hashing
+    for (const EvalEntry& e : a)
+      for (const EvalEntry& o : b)
+        if (o.path == e.path) {
+          out.push_back(e);
+          break;
+        }
+    return out;
+  }
+  std::unordered_set<std::string_view> inB;
+  for (const EvalEntry& o : b) inB.insert(o.path);
   for (const EvalEntry& e : a)
-    for (const EvalEntry& o : b)
-      if (o.path == e.path) {
-        out.push_back(e);
-        break;
-      }
+    if (inB.count(e.path)) out.push_back(e);
   return out;
 }
 
 bool sameSet(const EvalSet& a, const EvalSet& b) {
   if (a.size() != b.size()) return false;
+  if (a.size() <= 8) {
+    for (const EvalEntry& e : a) {
+      bool found = false;
+      for (const EvalEntry& o : b)
+        if (o.path == e.path && o.opener == e.opener) found = true;
+      if (!found) return false;
+    }
+    return true;
+  }
+  std::unordered_map<std::string_view, std::vector<NodeId>> inB;
+  for (const EvalEntry& o : b) inB[o.path].push_back(o.opener);
   for (const EvalEntry& e : a) {
-    bool found = false;
-    for (const EvalEntry& o : b)
-      if (o.path == e.path && o.opener == e.opener) found = true;
-    if (!found) return false;
+    auto it = inB.find(e.path);
+    if (it == inB.end() || std::find(it->second.begin(), it->second.end(), e.opener) == it->second.end()) return false;
   }
   return true;
 }

@@ -31,6 +31,8 @@ constexpr int kServerNotInitialized = -32002;
 struct Document {
   std::string uri, path, languageId, text;
   std::string notebook;  // a notebook cell: the notebook's URI (its findings come from there)
+  std::string parsedText;  // a cell: the text `module` was parsed from (re-parsed only when it changes)
+  std::string published;   // a cell: the diagnostics last published (unchanged ones are not re-sent)
   int64_t version = 0;
   python::IncrementalDocument python;  // re-parses only the statements an edit touched
   std::unique_ptr<Module> module;
@@ -411,7 +413,10 @@ class Server {
     for (size_t i = 0; i < nb.codeCells.size(); ++i) {
       Document& d = *docs_[nb.codeCells[i]];
       d.findings.clear();
-      d.module = parseDocument(d.path, d.text, DocumentLanguage::Python).module;  // its noqa comments and lines
+      if (!d.module || d.parsedText != d.text) {  // its noqa comments and lines, for quick fixes
+        d.module = parseDocument(d.path, d.text, DocumentLanguage::Python).module;
+        d.parsedText = d.text;
+      }
       const NotebookCell& cell = nb.cells.cells[i];
       std::vector<uint32_t> cellLines = lineStartsOf(d.text);
       // A module offset as an offset of the cell's text (lines are the same; blanked ones empty).
@@ -460,7 +465,10 @@ class Server {
         }
         d.findings.push_back(std::move(g));
       }
-      notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", diagnostics(d)}});
+      std::string published = diagnostics(d).dump();
+      if (published == d.published) continue;  // what the client shows for this cell is still right
+      d.published = published;
+      notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", json::parse(published)}});
     }
   }
 

@@ -180,15 +180,9 @@ bool isIPythonLine(std::string_view line) {
   if (t.empty()) return false;
   if (t[0] == '%' || t[0] == '!' || t[0] == '?') return true;
   while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-  // Help: `obj?`, `obj.attr??`, `np.*load*?` (a name, never a comment or a string ending in '?').
-  if (t.back() == '?') {
-    std::string_view name = t;
-    while (!name.empty() && name.back() == '?') name.remove_suffix(1);
-    bool plain = !name.empty();
-    for (char c : name)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '*')) plain = false;
-    if (plain) return true;
-  }
+  // Help: `obj?`, `obj.attr??`, `losses[-1]?`, `np.*load*?`. Python never ends a line with '?'
+  // outside a comment or a string, so a line without either that does is IPython's.
+  if (t.back() == '?' && t.find_first_of("#'\"") == std::string_view::npos) return true;
   return assignsMagic(t);
 }
 
@@ -216,7 +210,7 @@ void appendCell(Notebook& nb, NotebookCell& c, const std::string& source) {
     }
   for (const std::string& l : c.lines) c.blanked.push_back(cellMagic || isIPythonLine(l));
   c.begin = static_cast<uint32_t>(nb.module.size());
-  c.firstLine = static_cast<uint32_t>(std::count(nb.module.begin(), nb.module.end(), '\n')) + 1;
+  c.firstLine = nb.cells.empty() ? 1 : nb.cells.back().firstLine + static_cast<uint32_t>(nb.cells.back().lines.size());
   for (size_t k = 0; k < c.lines.size(); ++k) nb.module += c.blanked[k] ? std::string("\n") : c.lines[k];
   if (!nb.module.empty() && nb.module.back() != '\n') nb.module += '\n';
 }
