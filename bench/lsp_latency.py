@@ -10,11 +10,11 @@ It also prints the server's resident memory (VmRSS) after the open and after the
 `--edits 10000` shows whether memory stays bounded under a long editing session.
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import time
+
+from lsp_client import LspClient
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -55,28 +55,9 @@ def main():
     target = next(n for n, l in enumerate(lines) if "total += loss.item()" in l)
     col = lines[target].index("loss.item()")
 
-    p = subprocess.Popen([args.server, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-
-    def send(obj):
-        b = json.dumps(obj).encode()
-        p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
-        p.stdin.flush()
-
-    def recv():
-        h = b""
-        while not h.endswith(b"\r\n\r\n"):
-            h += p.stdout.read(1)
-        n = int(h.split(b":")[1].split(b"\r")[0])
-        return json.loads(p.stdout.read(n))
-
-    def wait_diags():
-        while True:
-            m = recv()
-            if m.get("method") == "textDocument/publishDiagnostics":
-                return m["params"]["diagnostics"]
-
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
-    recv()
+    c = LspClient(args.server)
+    p, send, recv, wait_diags = c.p, c.send, c.recv, c.diagnostics
+    c.initialize()
     uri = "file:///tmp/oomlint_latency.py"
     send({"jsonrpc": "2.0", "method": "textDocument/didOpen",
           "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}})
@@ -102,10 +83,7 @@ def main():
         leaky = not leaky
         assert (len(d) == 1) == leaky, "diagnostics do not follow the edit"
     rss_end = rss_kib(p.pid)
-    send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
-    recv()
-    send({"jsonrpc": "2.0", "method": "exit"})
-    p.wait()
+    c.shutdown()
     times.sort()
     p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
     print(f"{text.count(chr(10))} lines, {args.edits} one-line edits: median {statistics.median(times):.2f} ms, "

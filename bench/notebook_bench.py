@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 import time
 
+from lsp_client import LspClient
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SETUP = """import torch
@@ -94,28 +96,9 @@ def main():
         print(f"{len(sources)} cells, {total_lines} lines: oomlint check median {statistics.median(times):.1f} ms "
               f"(min {min(times):.1f}, max {max(times):.1f}) over {args.runs} runs   (target < 30 ms)")
 
-    p = subprocess.Popen([args.server, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-
-    def send(obj):
-        b = json.dumps(obj).encode()
-        p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
-        p.stdin.flush()
-
-    def recv():
-        h = b""
-        while not h.endswith(b"\r\n\r\n"):
-            h += p.stdout.read(1)
-        n = int(h.split(b":")[1].split(b"\r")[0])
-        return json.loads(p.stdout.read(n))
-
-    def diagnostics_of(uri):
-        while True:
-            m = recv()
-            if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri:
-                return m["params"]["diagnostics"]
-
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
-    recv()
+    c = LspClient(args.server)
+    send, diagnostics_of = c.send, c.diagnostics
+    c.initialize()
     nb_uri = "file:///tmp/oomlint_bench_long.ipynb"
     cell_uris = [f"vscode-notebook-cell:/tmp/oomlint_bench_long.ipynb#c{k}" for k in range(len(sources))]
     send({"jsonrpc": "2.0", "method": "notebookDocument/didOpen",
@@ -145,10 +128,7 @@ def main():
         times.append((time.perf_counter() - t0) * 1000)
         leaky = not leaky
         assert any(x["code"] == "OOM101" for x in d) == leaky, "diagnostics do not follow the edit"
-    send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
-    recv()
-    send({"jsonrpc": "2.0", "method": "exit"})
-    p.wait()
+    c.shutdown()
     times.sort()
     print(f"LSP: {args.edits} one-cell edits: median {statistics.median(times):.2f} ms, "
           f"p99 {times[min(len(times) - 1, int(0.99 * len(times)))]:.2f} ms (didChange -> that cell's diagnostics)   (target < 5 ms)")

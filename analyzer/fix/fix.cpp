@@ -15,6 +15,7 @@
 
 #include "engine/frontends.h"
 #include "engine/noqa.h"
+#include "util/lines.h"
 
 namespace oomlint {
 
@@ -87,11 +88,12 @@ FixOutcome fixNotebook(const std::string& path, const std::string& json, const C
   FixOptions inner = opts;
   inner.boundaries = &starts;
   FixOutcome moduleFixed = applyFixes(modulePath(path), nb.module, check, inner);
-  if (moduleFixed.applied == 0) return moduleFixed.refused ? (out.refused = moduleFixed.refused, out) : out;
+  out.refused = moduleFixed.refused;
+  if (moduleFixed.applied == 0) return out;
   size_t refusedCells = 0;
   out.source = writeNotebook(json, nb, moduleFixed.source, starts, refusedCells);
   out.applied = moduleFixed.applied;
-  out.refused = moduleFixed.refused + refusedCells;
+  out.refused += refusedCells;
   out.appliedCodes = std::move(moduleFixed.appliedCodes);
   return out;
 }
@@ -161,7 +163,8 @@ AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& sou
     Notebook nb = readNotebook(source);
     if (!nb.error.empty() || !nb.skipped.empty()) return out;
     AddNoqaOutcome moduleOut = addNoqaDirectives(modulePath(path), nb.module, check);
-    if (moduleOut.added == 0) return moduleOut.skipped ? (out.skipped = moduleOut.skipped, out) : out;
+    out.skipped = moduleOut.skipped;
+    if (moduleOut.added == 0) return out;
     // Directives go at line ends: every cell still starts on the line it started on.
     std::vector<uint32_t> lineStarts{0};
     for (uint32_t i = 0; i < moduleOut.source.size(); ++i)
@@ -171,9 +174,12 @@ AddNoqaOutcome addNoqaDirectives(const std::string& path, const std::string& sou
       starts.push_back(c.firstLine - 1 < lineStarts.size() ? lineStarts[c.firstLine - 1] : static_cast<uint32_t>(moduleOut.source.size()));
     size_t refusedCells = 0;
     out.source = writeNotebook(source, nb, moduleOut.source, starts, refusedCells);
-    out.added = refusedCells ? 0 : moduleOut.added;
-    out.skipped = moduleOut.skipped + (refusedCells ? moduleOut.added : 0);
-    if (refusedCells) out.source = source;
+    if (refusedCells) {  // a directive would land on an IPython line: write nothing
+      out.source = source;
+      out.skipped += moduleOut.added;
+      return out;
+    }
+    out.added = moduleOut.added;
     return out;
   }
   FileResult r = checkSource(path, source, check);
@@ -298,21 +304,6 @@ std::string writeFileAtomically(const std::string& given, const std::string& con
 
 namespace {
 
-std::vector<std::string> splitLines(const std::string& s) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < s.size()) {
-    size_t nl = s.find('\n', start);
-    if (nl == std::string::npos) {
-      lines.push_back(s.substr(start));
-      break;
-    }
-    lines.push_back(s.substr(start, nl - start + 1));
-    start = nl + 1;
-  }
-  return lines;
-}
-
 /// Line-level edit script by longest common subsequence on the region between the common prefix
 /// and suffix (fixes touch few lines, so that region is small).
 struct Op {
@@ -360,7 +351,7 @@ std::vector<Op> diffLines(const std::vector<std::string>& A, const std::vector<s
 
 std::string unifiedDiff(const std::string& path, const std::string& before, const std::string& after) {
   if (before == after) return {};
-  auto A = splitLines(before), B = splitLines(after);
+  auto A = splitKeepingBreaks(before), B = splitKeepingBreaks(after);
   auto ops = diffLines(A, B);
   std::string out = "--- " + path + "\n+++ " + path + "\n";
   const size_t ctx = 3;

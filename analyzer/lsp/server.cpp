@@ -10,6 +10,8 @@
 #include "engine/frontends.h"
 #include "engine/noqa.h"
 #include "fix/fix.h"
+#include "lsp/document.h"
+#include "lsp/notebook_sync.h"
 #include "lsp/transport.h"
 #include "python/incremental.h"
 #include "report/report.h"
@@ -28,33 +30,7 @@ constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
 constexpr int kServerNotInitialized = -32002;
 
-struct Document {
-  std::string uri, path, languageId, text;
-  std::string notebook;  // a notebook cell: the notebook's URI (its findings come from there)
-  std::string parsedText;  // a cell: the text `module` was parsed from (re-parsed only when it changes)
-  std::string published;   // a cell: the diagnostics last published (unchanged ones are not re-sent)
-  int64_t version = 0;
-  python::IncrementalDocument python;  // re-parses only the statements an edit touched
-  std::unique_ptr<Module> module;
-  std::vector<Finding> findings;
-};
-
-std::string uriToPath(const std::string& uri) {
-  std::string p = uri.rfind("file://", 0) == 0 ? uri.substr(7) : uri;
-  std::string out;
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (p[i] == '%' && i + 2 < p.size() && std::isxdigit(static_cast<unsigned char>(p[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(p[i + 2]))) {
-      out += static_cast<char>(std::stoi(p.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += p[i];
-    }
-  }
-  return out;
-}
-
-class Server {
+class Server final : public NotebookHost {
  public:
   Server(int in, int out) : io_(in, out) {}
 
@@ -92,18 +68,7 @@ class Server {
   bool utf8_ = false;  // negotiated position encoding
   bool relatedInformation_ = false;  // the client shows Diagnostic.relatedInformation
   std::map<std::string, std::unique_ptr<Document>> docs_;
-  /// LSP 3.17 notebook documents: the code cells' text documents (in docs_), in order, checked
-  /// together as one module.
-  struct NotebookDoc {
-    std::string uri, path;
-    std::vector<std::string> codeCells;
-    Notebook cells;            // the module the cells made at the last analysis
-    python::IncrementalDocument python;
-    std::unique_ptr<Module> module;
-    std::vector<Finding> findings;
-  };
-  std::map<std::string, NotebookDoc> notebooks_;
-  std::map<std::string, std::vector<std::pair<std::string, bool>>> allCells_;  // notebook -> (cell URI, is code), all cells
+  NotebookSync notebooks_{*this};
 
   // ------------------------------------------------------------------ plumbing
 
@@ -111,9 +76,6 @@ class Server {
   void respond(const json& id, const json& result) { send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}); }
   void respondError(const json& id, int code, const std::string& message) {
     send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
-  }
-  void notify(const std::string& method, const json& params) {
-    send({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}});
   }
 
   /// Returns true when the server must stop (`exit`).
@@ -143,13 +105,13 @@ class Server {
       shutdown_ = true;
       respond(id, nullptr);
     } else if (method == "notebookDocument/didOpen") {
-      notebookDidOpen(params);
+      notebooks_.didOpen(params);
     } else if (method == "notebookDocument/didChange") {
-      notebookDidChange(params);
+      notebooks_.didChange(params);
     } else if (method == "notebookDocument/didSave") {
-      if (auto it = notebooks_.find(params["notebookDocument"].value("uri", "")); it != notebooks_.end()) analyzeNotebook(it->second);
+      notebooks_.didSave(params);
     } else if (method == "notebookDocument/didClose") {
-      notebookDidClose(params);
+      notebooks_.didClose(params);
     } else if (method == "textDocument/didOpen") {
       didOpen(params);
     } else if (method == "textDocument/didChange") {
@@ -294,7 +256,15 @@ class Server {
     analyze(*d);
   }
 
-  void applyChanges(Document& doc, const json& changes) {
+  // ------------------------------------------------------------------ NotebookHost
+
+  std::map<std::string, std::unique_ptr<Document>>& documents() override { return docs_; }
+  json diagnosticsOf(const Document& d) const override { return diagnostics(d); }
+  void notify(const std::string& method, const json& params) override {
+    send({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}});
+  }
+
+  void applyChanges(Document& doc, const json& changes) override {
     Document* d = &doc;
     for (json change : changes) {
       if (!change.is_object()) continue;
@@ -311,168 +281,7 @@ class Server {
     }
   }
 
-  // ------------------------------------------------------------------ notebooks
-
-  void openCell(const json& item, const std::string& notebook) {
-    auto d = std::make_unique<Document>();
-    d->uri = item.value("uri", "");
-    d->path = uriToPath(d->uri);
-    d->languageId = item.value("languageId", "python");
-    d->text = item.value("text", "");
-    d->version = item.value("version", int64_t{0});
-    d->notebook = notebook;
-    docs_[d->uri] = std::move(d);
-  }
-
-  void closeCell(const std::string& uri) {
-    docs_.erase(uri);
-    notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
-  }
-
-  static void codeCellsOf(const json& cells, std::vector<std::pair<std::string, bool>>& out) {
-    for (const json& c : cells)
-      if (c.is_object()) out.emplace_back(c.value("document", ""), c.value("kind", 2) == 2);
-  }
-
-  void notebookDidOpen(json& params) {
-    json& nbj = params["notebookDocument"];
-    NotebookDoc& nb = notebooks_[nbj.value("uri", "")];
-    nb = NotebookDoc{};
-    nb.uri = nbj.value("uri", "");
-    nb.path = uriToPath(nb.uri);
-    for (const json& item : params.value("cellTextDocuments", json::array())) openCell(item, nb.uri);
-    std::vector<std::pair<std::string, bool>> cells;
-    codeCellsOf(nbj.value("cells", json::array()), cells);
-    allCells_[nb.uri] = cells;
-    analyzeNotebook(nb);
-  }
-
-  /// Structure (cells added, removed, moved), cell kinds and cell text edits; then one analysis.
-  void notebookDidChange(json& params) {
-    auto it = notebooks_.find(params["notebookDocument"].value("uri", ""));
-    if (it == notebooks_.end()) return;
-    NotebookDoc& nb = it->second;
-    json change = params.value("change", json::object());
-    json cells = change.value("cells", json::object());
-    if (!cells.is_object()) cells = json::object();
-    std::vector<std::pair<std::string, bool>>& all = allCells_[nb.uri];
-    if (cells.contains("structure") && cells["structure"].is_object()) {
-      const json& st = cells["structure"];
-      for (const json& item : st.value("didOpen", json::array())) openCell(item, nb.uri);
-      for (const json& id : st.value("didClose", json::array())) closeCell(id.value("uri", ""));
-      const json& arr = st.value("array", json::object());
-      size_t start = std::min<size_t>(arr.value("start", size_t{0}), all.size());
-      size_t count = std::min<size_t>(arr.value("deleteCount", size_t{0}), all.size() - start);
-      std::vector<std::pair<std::string, bool>> inserted;
-      codeCellsOf(arr.value("cells", json::array()), inserted);
-      all.erase(all.begin() + static_cast<std::ptrdiff_t>(start), all.begin() + static_cast<std::ptrdiff_t>(start + count));
-      all.insert(all.begin() + static_cast<std::ptrdiff_t>(start), inserted.begin(), inserted.end());
-    }
-    for (const json& c : cells.value("data", json::array()))  // a cell changed kind (code <-> markdown)
-      for (auto& [uri, code] : all)
-        if (c.is_object() && uri == c.value("document", "")) code = c.value("kind", 2) == 2;
-    for (const json& tc : cells.value("textContent", json::array())) {
-      auto d = docs_.find(tc["document"].value("uri", ""));
-      if (d == docs_.end()) continue;
-      d->second->version = tc["document"].value("version", d->second->version);
-      applyChanges(*d->second, tc.value("changes", json::array()));
-    }
-    analyzeNotebook(nb);
-  }
-
-  void notebookDidClose(json& params) {
-    std::string uri = params["notebookDocument"].value("uri", "");
-    for (const json& id : params.value("cellTextDocuments", json::array())) closeCell(id.value("uri", ""));
-    for (const auto& [cell, code] : allCells_[uri])
-      if (docs_.count(cell)) closeCell(cell);
-    allCells_.erase(uri);
-    notebooks_.erase(uri);
-  }
-
-  /// The notebook's code cells checked as one module (only what an edit changed is re-parsed);
-  /// each cell gets the findings that start in it, positioned in its own text.
-  void analyzeNotebook(NotebookDoc& nb) {
-    nb.codeCells.clear();
-    std::vector<std::string> texts;
-    for (const auto& [uri, code] : allCells_[nb.uri])
-      if (code && docs_.count(uri)) {
-        nb.codeCells.push_back(uri);
-        texts.push_back(docs_[uri]->text);
-      }
-    Notebook cells = notebookFromCells(texts);
-    const std::string &before = nb.cells.module, &after = cells.module;
-    size_t p = 0, s = 0;
-    while (p < before.size() && p < after.size() && before[p] == after[p]) ++p;
-    while (s < before.size() - p && s < after.size() - p && before[before.size() - 1 - s] == after[after.size() - 1 - s]) ++s;
-    if (before != after)
-      nb.python.edited(static_cast<uint32_t>(p), static_cast<uint32_t>(before.size() - s), static_cast<uint32_t>(after.size() - p - s));
-    nb.cells = std::move(cells);
-    nb.module = nb.python.model(nb.path, nb.cells.module);
-    nb.findings = nb.module ? analyzeModule(*nb.module, optionsFor(nb.path)) : std::vector<Finding>{};
-    std::vector<uint32_t> moduleLines = lineStartsOf(nb.cells.module);
-    for (size_t i = 0; i < nb.codeCells.size(); ++i) {
-      Document& d = *docs_[nb.codeCells[i]];
-      d.findings.clear();
-      if (!d.module || d.parsedText != d.text) {  // its noqa comments and lines, for quick fixes
-        d.module = parseDocument(d.path, d.text, DocumentLanguage::Python).module;
-        d.parsedText = d.text;
-      }
-      const NotebookCell& cell = nb.cells.cells[i];
-      std::vector<uint32_t> cellLines = lineStartsOf(d.text);
-      // A module offset as an offset of the cell's text (lines are the same; blanked ones empty).
-      auto toCell = [&](uint32_t offset, Span* s) {
-        uint32_t line = static_cast<uint32_t>(std::upper_bound(moduleLines.begin(), moduleLines.end(), offset) - moduleLines.begin());
-        uint32_t k = line >= cell.firstLine ? line - cell.firstLine : 0;
-        k = std::min<uint32_t>(k, cellLines.empty() ? 0 : static_cast<uint32_t>(cellLines.size() - 1));
-        uint32_t col = offset - moduleLines[line - 1];
-        if (k < cell.blanked.size() && cell.blanked[k]) col = 0;
-        uint32_t lineEnd = k + 1 < cellLines.size() ? cellLines[k + 1] : static_cast<uint32_t>(d.text.size());
-        uint32_t at = cellLines.empty() ? 0 : std::min(cellLines[k] + col, lineEnd);
-        if (s) {
-          s->line = k + 1;
-          s->col = at - (cellLines.empty() ? 0 : cellLines[k]);
-        }
-        return at;
-      };
-      auto remap = [&](Span& sp) {
-        Span start = sp, end = sp;
-        sp.begin = toCell(sp.begin, &start);
-        sp.end = toCell(sp.end, &end);
-        sp.line = start.line;
-        sp.col = start.col;
-        sp.endLine = end.line;
-        sp.endCol = end.col;
-      };
-      for (const Finding& f : nb.findings) {
-        if (cellAt(nb.cells, f.span.begin) != static_cast<int>(i)) continue;
-        Finding g = f;
-        remap(g.span);
-        std::vector<Related> related;
-        for (Related r : g.related)  // evidence in this cell (other cells' lines are not this document's)
-          if (cellAt(nb.cells, r.span.begin) == static_cast<int>(i)) {
-            remap(r.span);
-            related.push_back(std::move(r));
-          }
-        g.related = std::move(related);
-        bool editsInCell = true;
-        for (const Edit& e : g.fix.edits)
-          if (cellAt(nb.cells, e.begin) != static_cast<int>(i) || cellAt(nb.cells, e.end == 0 ? 0 : e.end - 1) != static_cast<int>(i))
-            editsInCell = false;
-        if (!editsInCell) g.hasFix = false, g.fix.edits.clear();
-        for (Edit& e : g.fix.edits) {
-          e.begin = toCell(e.begin, nullptr);
-          e.end = toCell(e.end, nullptr);
-        }
-        d.findings.push_back(std::move(g));
-      }
-      std::string published = diagnostics(d).dump();
-      if (published == d.published) continue;  // what the client shows for this cell is still right
-      d.published = published;
-      notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", json::parse(published)}});
-    }
-  }
-
-  CheckOptions optionsFor(const std::string& path) {
+  CheckOptions optionsFor(const std::string& path) override {
     CheckOptions opts;
     try {
       ConfigResolver resolver{CliOverrides{}};
@@ -487,7 +296,7 @@ class Server {
 
   void analyze(Document& d) {
     if (!d.notebook.empty()) {  // a cell: the notebook is checked as a whole
-      if (auto it = notebooks_.find(d.notebook); it != notebooks_.end()) analyzeNotebook(it->second);
+      notebooks_.cellChanged(d);
       return;
     }
     d.findings.clear();
@@ -626,6 +435,21 @@ class Server {
 };
 
 }  // namespace
+
+std::string uriToPath(const std::string& uri) {
+  std::string p = uri.rfind("file://", 0) == 0 ? uri.substr(7) : uri;
+  std::string out;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '%' && i + 2 < p.size() && std::isxdigit(static_cast<unsigned char>(p[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(p[i + 2]))) {
+      out += static_cast<char>(std::stoi(p.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += p[i];
+    }
+  }
+  return out;
+}
 
 int runServer(int in, int out) {
   Server s(in, out);

@@ -1,6 +1,7 @@
 // Reading notebooks: the JSON parsed for its meaning (nlohmann) and walked once more for where
 // each code cell's "source" sits in the text, so fixes can be written back in place.
 #include "notebook/notebook.h"
+#include "util/lines.h"
 
 #include <algorithm>
 #include <cctype>
@@ -186,21 +187,10 @@ bool isIPythonLine(std::string_view line) {
   return assignsMagic(t);
 }
 
-std::vector<std::string> splitLines(const std::string& text) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b < text.size()) {
-    size_t nl = text.find('\n', b);
-    size_t e = nl == std::string::npos ? text.size() : nl + 1;
-    out.emplace_back(text, b, e - b);
-    b = e;
-  }
-  return out;
-}
 
 /// Adds a code cell's source to the module: its lines, the IPython ones blanked.
 void appendCell(Notebook& nb, NotebookCell& c, const std::string& source) {
-  c.lines = splitLines(source);
+  c.lines = splitKeepingBreaks(source);
   c.endsWithNewline = !source.empty() && source.back() == '\n';
   bool cellMagic = false;
   for (const std::string& l : c.lines)

@@ -4,22 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "notebook/notebook.h"
+#include "util/lines.h"
 
 namespace oomlint {
 
 namespace {
-
-std::vector<std::string> splitLines(const std::string& text) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b < text.size()) {
-    size_t nl = text.find('\n', b);
-    size_t e = nl == std::string::npos ? text.size() : nl + 1;
-    out.emplace_back(text, b, e - b);
-    b = e;
-  }
-  return out;
-}
 
 /// A JSON string as nbformat writes it (UTF-8 kept, control characters escaped).
 std::string jsonString(std::string_view s) {
@@ -116,7 +105,7 @@ std::string writeNotebook(std::string_view text, const Notebook& nb, const std::
     std::string before = nb.module.substr(c.begin, oldEnd - c.begin);
     std::string after = fixedModule.substr(cellStarts[i], newEnd - cellStarts[i]);
     if (before == after) continue;
-    std::vector<std::string> oldLines = splitLines(before), newLines = splitLines(after);
+    std::vector<std::string> oldLines = splitKeepingBreaks(before), newLines = splitKeepingBreaks(after);
     size_t prefix = 0, suffix = 0;
     while (prefix < oldLines.size() && prefix < newLines.size() && oldLines[prefix] == newLines[prefix]) ++prefix;
     while (suffix < oldLines.size() - prefix && suffix < newLines.size() - prefix &&
