@@ -31,6 +31,14 @@ or `map_location=f"cuda:{local_rank}"` to load straight onto this rank's device.
 Unsafe: tensors that were loaded onto a GPU are now on the CPU; code that used them without
 moving them (rather than through `load_state_dict`) needs a `.to(device)`.
 
+## Measured cost
+Measured on one GPU (H200, PyTorch 2.11, `runtime_check/multi_gpu.py --single-gpu`
+(runtime_check/results/h200-multi-gpu.json)): a process that never used the GPU loads a 512 MiB
+checkpoint saved from `cuda:0`. Without `map_location` the driver accounts 1030.0 MiB on GPU 0 to it
+(the 512 MiB of tensors and the CUDA context their restore created); with `map_location="cpu"`,
+0 B. What every rank of a multi-GPU job puts on GPU 0 needs two GPUs in one host: the same script
+loads from two ranks there, and refuses clearly on fewer.
+
 ## References
 - `torch.load`: https://pytorch.org/docs/stable/generated/torch.load.html
 )doc",

@@ -39,6 +39,14 @@ before creating models, tensors and loaders.
 Display only. oomlint stays silent when the file uses Accelerate, Lightning or DeepSpeed, which
 set the device themselves.
 
+## Measured cost
+Measured on one GPU (H200, PyTorch 2.11, `runtime_check/multi_gpu.py --single-gpu`
+(runtime_check/results/h200-multi-gpu.json)): a process that never calls CUDA itself but iterates a
+`pin_memory=True` DataLoader gets a 518.0 MiB CUDA context on GPU 0 from the pinning thread (the
+driver's per-process view); without pinning, 0 B. The stray context of a rank that uses GPU 1
+without `set_device` needs two GPUs in one host: the same script measures it there, and refuses
+clearly on fewer.
+
 ## References
 - DistributedDataParallel notes: https://pytorch.org/docs/stable/notes/ddp.html
 )doc",

@@ -238,3 +238,39 @@ TEST(SeedDataloader, CommittedH200ResultsCoverEveryVariant) {
     for (const json& r : v["epochs"]) EXPECT_FALSE(r["allocated"].is_null() || r["reserved"].is_null() || r["driver_used"].is_null());
   }
 }
+
+// ------------------------------------------------------------ multi-GPU probes (OOM503, OOM505)
+
+TEST(MultiGpu, RefusesClearlyWithoutTwoGpus) {
+  std::string dir = ::testing::TempDir() + "/multi_gpu";
+  std::string cmd = "mkdir -p " + dir + " && CUDA_VISIBLE_DEVICES= /usr/bin/python3 " + std::string(OOMLINT_SOURCE) +
+                    "/runtime_check/multi_gpu.py --json " + dir + "/m.json > " + dir + "/m.txt 2>&1";
+  int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(3, WEXITSTATUS(status)) << "refusing is its own exit status";
+  json j = loadJson(dir + "/m.json");
+  EXPECT_EQ(j["mode"], "refused");
+  ASSERT_EQ(j["probes"].size(), 2u);
+  for (const json& p : j["probes"]) {
+    EXPECT_FALSE(p["available"].get<bool>());
+    EXPECT_NE(std::string::npos, p["reason"].get<std::string>().find("needs 2 GPUs in one host")) << p.dump();
+  }
+  std::ifstream txt(dir + "/m.txt");
+  std::stringstream ss;
+  ss << txt.rdbuf();
+  EXPECT_NE(std::string::npos, ss.str().find("OOM503: not measured: needs 2 GPUs")) << ss.str();
+}
+
+TEST(MultiGpu, CommittedSingleGpuResultsShowWhatLandsOnGpu0) {
+  json j = loadJson(std::string(OOMLINT_SOURCE) + "/runtime_check/results/h200-multi-gpu.json");
+  EXPECT_EQ(j["mode"], "single-gpu");
+  EXPECT_NE(std::string::npos, j["provenance"]["gpu"].get<std::string>().find("H200"));
+  std::set<std::string> codes;
+  for (const json& p : j["probes"]) {
+    codes.insert(p["code"].get<std::string>());
+    ASSERT_EQ(p["variants"].size(), 2u);
+    EXPECT_GT(p["variants"][0]["driver_per_gpu"]["0"].get<double>(), 256.0 * 1024 * 1024) << "the flagged code: a context on GPU 0";
+    EXPECT_EQ(p["variants"][1]["driver_per_gpu"]["0"].get<double>(), 0.0) << "the fix: nothing on GPU 0";
+  }
+  EXPECT_EQ(codes, (std::set<std::string>{"OOM503", "OOM505"}));
+}
