@@ -86,11 +86,13 @@ TEST(NotebookReading, CellsJoinInOrderAndIPythonSyntaxIsBlanked) {
   json nb = notebookOf({codeCell({"!pip install torch\n", "%matplotlib inline\n", "import torch\n"}),
                         {{"cell_type", "markdown"}, {"metadata", json::object()}, {"source", "# heading"}},
                         codeCell({"%%time\n", "x = 1\n"}),
-                        codeCell({"model?\n", "files = !ls\n", "y = 2  # is it?\n", "z = 3"})});
+                        codeCell({"model?\n", "files = !ls\n", "y = 2  # is it?\n", "z = 3"}),
+                        codeCell({"!pip install -q \\\n", "    transformers \\\n", "    peft\n", "w = 4\n"})});
   oomlint::Notebook n = oomlint::readNotebook(nb.dump(1));
   ASSERT_TRUE(n.error.empty()) << n.error;
-  ASSERT_EQ(n.cells.size(), 3u);
-  EXPECT_EQ(n.module, "\n\nimport torch\n\n\n\n\ny = 2  # is it?\nz = 3\n");
+  ASSERT_EQ(n.cells.size(), 4u);
+  EXPECT_EQ(n.module, "\n\nimport torch\n\n\n\n\ny = 2  # is it?\nz = 3\n\n\n\nw = 4\n")
+      << "a shell escape's continuation lines are the shell's too";
   EXPECT_EQ(n.cells[0].number, 1u);
   EXPECT_EQ(n.cells[1].number, 3u) << "cells count markdown too, as Jupyter shows them";
   EXPECT_EQ(n.cells[2].firstLine, 6u);

@@ -169,7 +169,7 @@ class EvalWalker {
         EvalSet a = set;
         block(st.body, a, record);
         EvalSet second = intersect(set, a);
-        if (!sameSet(second, set)) {
+        if (second.size() != set.size()) {  // `second` keeps entries of `set`: equal sizes, same set
           EvalSet b = second;
           block(st.body, b, record);
         }

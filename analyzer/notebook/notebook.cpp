@@ -198,7 +198,12 @@ void appendCell(Notebook& nb, NotebookCell& c, const std::string& source) {
       cellMagic = trimmedLeft(l).substr(0, 2) == "%%";
       break;
     }
-  for (const std::string& l : c.lines) c.blanked.push_back(cellMagic || isIPythonLine(l));
+  auto continues = [](std::string_view l) {  // `!pip install a \` goes on on the next line
+    while (!l.empty() && (l.back() == '\n' || l.back() == '\r' || l.back() == ' ' || l.back() == '\t')) l.remove_suffix(1);
+    return !l.empty() && l.back() == '\\';
+  };
+  for (size_t k = 0; k < c.lines.size(); ++k)
+    c.blanked.push_back(cellMagic || isIPythonLine(c.lines[k]) || (k > 0 && c.blanked[k - 1] && continues(c.lines[k - 1])));
   c.begin = static_cast<uint32_t>(nb.module.size());
   c.firstLine = nb.cells.empty() ? 1 : nb.cells.back().firstLine + static_cast<uint32_t>(nb.cells.back().lines.size());
   for (size_t k = 0; k < c.lines.size(); ++k) nb.module += c.blanked[k] ? std::string("\n") : c.lines[k];
