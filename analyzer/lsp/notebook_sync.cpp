@@ -154,7 +154,9 @@ void NotebookSync::analyze(NotebookDoc& nb) {
       sp.endLine = end.line;
       sp.endCol = end.col;
     };
-    for (const Finding& f : nb.findings) {
+    static const std::vector<Finding> kNothing;
+    // A cell that is not text (NUL bytes) has no model for its quick fixes: it gets no findings.
+    for (const Finding& f : d.module ? nb.findings : kNothing) {
       if (cellAt(nb.cells, f.span.begin) != static_cast<int>(i)) continue;
       Finding g = f;
       remap(g.span);
