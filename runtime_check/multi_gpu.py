@@ -29,7 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from seed_dataloader import Nvml, MiB, fmt  # noqa: E402  (NVML through ctypes, byte formatting)
+from seed_dataloader import Nvml, MiB, fmt, write_outputs  # noqa: E402  (NVML through ctypes, formatting, outputs)
 
 NEEDS = 2
 
@@ -43,6 +43,10 @@ def child(args):
     from torch.utils.data import DataLoader, TensorDataset
 
     device = args.device_index
+    if args.variant == "pin-none":  # the baseline: a host-only process that touches no CUDA at all
+        print("READY " + json.dumps({"allocated": {}}), flush=True)
+        sys.stdin.readline()
+        return
     if args.set_device:
         torch.cuda.set_device(device)
     if args.variant.startswith("load"):
@@ -169,18 +173,10 @@ def main():
     ap.add_argument("--set-device", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        if args.variant == "pin-none":
-            print("READY " + json.dumps({"allocated": {}}), flush=True)
-            sys.stdin.readline()
-            return 0
         child(args)
         return 0
     nvml0 = Nvml(0)
-    gpus = 0
-    if nvml0.lib is not None:
-        count = __import__("ctypes").c_uint(0)
-        if nvml0.lib.nvmlDeviceGetCount_v2(__import__("ctypes").byref(count)) == 0:
-            gpus = count.value
+    gpus = nvml0.device_count()
     import torch  # noqa: F401  (its version only; CUDA stays uninitialised in this process)
     provenance = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                   "torch": torch.__version__, "python": platform.python_version(), "host": platform.node(),
@@ -204,15 +200,7 @@ def main():
                 p["available"] = True
                 p["verdict"] = verdict(p, mode)
                 result["probes"].append(p)
-    text = report(result)
-    sys.stdout.write(text)
-    if args.txt:
-        with open(args.txt, "w") as fh:
-            fh.write(text)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(result, fh, indent=1)
-            fh.write("\n")
+    write_outputs(report(result), result, args.txt, args.json)
     return 3 if mode == "refused" else 0
 
 

@@ -170,6 +170,12 @@ class Nvml:
         except OSError:
             self.lib = None
 
+    def device_count(self):
+        if self.lib is None:
+            return 0
+        count = ctypes.c_uint(0)
+        return count.value if self.lib.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0 else 0
+
     def driver_version(self):
         if self.lib is None:
             return None
@@ -350,16 +356,20 @@ def provenance_of(device, nvml):
     return out
 
 
-def write_reports(result, args):
-    text = table(result)
+def write_outputs(text, result, txt_path, json_path):
+    """The table on standard output and in `txt_path`, the result in `json_path` (either optional)."""
     sys.stdout.write(text)
-    if args.txt:
-        with open(args.txt, "w") as fh:
+    if txt_path:
+        with open(txt_path, "w") as fh:
             fh.write(text)
-    if args.json:
-        with open(args.json, "w") as fh:
+    if json_path:
+        with open(json_path, "w") as fh:
             json.dump(result, fh, indent=1)
             fh.write("\n")
+
+
+def write_reports(result, args):
+    write_outputs(table(result), result, args.txt, args.json)
     if args.svg_dir:
         os.makedirs(args.svg_dir, exist_ok=True)
         for v in result["variants"]:
@@ -406,7 +416,6 @@ def main():
     result = {"probe": "SEED-dataloader-pinned-collate", "claim": "A DataLoader with num_workers > 0, pin_memory=True "
               "and a custom collate_fn leaks GPU memory epoch after epoch", "device": device.type,
               "config": cfg, "meters": METERS, "variants": []}
-    passed = [a for a in sys.argv[1:] if a not in ("--tiny",)]
     for collate_name in COLLATES:
         for persistent in (False, True):
             cmd = [sys.executable, os.path.abspath(__file__), "--device", device.type, "--epochs", str(args.epochs),
@@ -421,7 +430,7 @@ def main():
             result.setdefault("provenance", v.pop("provenance"))
             v.pop("provenance", None)
             result["variants"].append(v)
-    result["provenance"]["command"] = " ".join(["seed_dataloader.py"] + passed)
+    result["provenance"]["command"] = " ".join(["seed_dataloader.py"] + sys.argv[1:])
     write_reports(result, args)
 
 

@@ -317,3 +317,15 @@ TEST_F(Notebooks, FixingEveryNotebookFixtureChangesOnlyTheFixedLines) {
   }
   EXPECT_GE(fixtures, 3u);
 }
+
+TEST(NotebookReading, EmptyCellsHoldNoLine) {
+  oomlint::Notebook n = oomlint::notebookFromCells({"a = 1\n", "", "b = 2\nc = 3"});
+  ASSERT_EQ(n.module, "a = 1\nb = 2\nc = 3\n");
+  EXPECT_EQ(oomlint::cellPosition(n, 1).cell, 1u);
+  EXPECT_EQ(oomlint::cellPosition(n, 2).cell, 3u) << "the empty second cell holds no line";
+  EXPECT_EQ(oomlint::cellPosition(n, 3).line, 2u);
+  EXPECT_EQ(oomlint::cellPosition(n, 4).cell, 0u) << "past the last line: no cell";
+  EXPECT_EQ(oomlint::cellAt(n, 0), 0);
+  EXPECT_EQ(oomlint::cellAt(n, 6), 2);
+  EXPECT_EQ(oomlint::cellAt(n, 15), 2);
+}

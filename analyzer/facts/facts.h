@@ -264,7 +264,8 @@ class Facts {
   /// events their summaries list.
   const std::vector<StepEvent>& events(uint32_t fn) const { return events_[fn]; }
   /// The events of `stmt` and the statements nested in it: one loop's iteration, without the
-  /// rest of the function.
+  /// rest of the function. Where the function's statements are not listed in pre-order (never
+  /// seen on real code) it is all the function's events: callers still test `within()`.
   std::span<const StepEvent> eventsWithin(NodeId stmt) const;
   /// Statement contains (in its subtree, same function) a backward, autograd.grad or optimizer
   /// step, directly or through a call to a function of this file that does.
@@ -382,8 +383,8 @@ class Facts {
   const NameIndex& nameIndex(uint32_t fn) const;
   mutable std::unordered_map<uint32_t, NameIndex> nameIndex_;  // per function, once asked
   mutable int64_t distributedEvidence_ = -1;  // distributedWithoutDevice, once asked (-1: not yet)
-  mutable std::vector<uint8_t> fusedAttention_;
-  mutable std::unordered_map<uint32_t, std::unordered_set<std::string_view>> backwardPaths_;  // flowsToBackward                // per function: 0 unknown, 1 no, 2 yes
+  mutable std::vector<uint8_t> fusedAttention_;  // per function: 0 unknown, 1 no, 2 yes
+  mutable std::unordered_map<uint32_t, std::unordered_set<std::string_view>> backwardPaths_;  // flowsToBackward, per function
 
   friend class FactsBuilder;
   friend class ValueWalker;

@@ -121,6 +121,10 @@ void NotebookSync::analyze(NotebookDoc& nb) {
   nb.module = nb.python.model(nb.path, nb.cells.module);
   nb.findings = nb.module ? analyzeModule(*nb.module, host_.optionsFor(nb.path)) : std::vector<Finding>{};
   std::vector<uint32_t> moduleLines = lineStartsOf(nb.cells.module);
+  // Each finding belongs to the cell it starts in.
+  std::vector<std::vector<const Finding*>> byCell(nb.codeCells.size());
+  for (const Finding& f : nb.findings)
+    if (int c = cellAt(nb.cells, f.span.begin); c >= 0 && static_cast<size_t>(c) < byCell.size()) byCell[static_cast<size_t>(c)].push_back(&f);
   for (size_t i = 0; i < nb.codeCells.size(); ++i) {
     Document& d = *host_.documents()[nb.codeCells[i]];
     d.findings.clear();
@@ -154,11 +158,10 @@ void NotebookSync::analyze(NotebookDoc& nb) {
       sp.endLine = end.line;
       sp.endCol = end.col;
     };
-    static const std::vector<Finding> kNothing;
     // A cell that is not text (NUL bytes) has no model for its quick fixes: it gets no findings.
-    for (const Finding& f : d.module ? nb.findings : kNothing) {
-      if (cellAt(nb.cells, f.span.begin) != static_cast<int>(i)) continue;
-      Finding g = f;
+    if (!d.module) byCell[i].clear();
+    for (const Finding* f : byCell[i]) {
+      Finding g = *f;
       remap(g.span);
       std::vector<Related> related;
       for (Related r : g.related)  // evidence in this cell (other cells' lines are not this document's)
@@ -178,10 +181,11 @@ void NotebookSync::analyze(NotebookDoc& nb) {
       }
       d.findings.push_back(std::move(g));
     }
-    std::string published = host_.diagnosticsOf(d).dump();
+    json diagnostics = host_.diagnosticsOf(d);
+    std::string published = diagnostics.dump();
     if (published == d.published) continue;  // what the client shows for this cell is still right
-    d.published = published;
-    host_.notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", json::parse(published)}});
+    d.published = std::move(published);
+    host_.notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", std::move(diagnostics)}});
   }
 }
 

@@ -315,25 +315,27 @@ Notebook readNotebook(std::string_view text) {
   return nb;
 }
 
-CellPosition cellPosition(const Notebook& nb, uint32_t moduleLine) {
-  CellPosition p;
-  for (auto it = nb.cells.rbegin(); it != nb.cells.rend(); ++it) {
-    if (it->lines.empty() || it->firstLine > moduleLine) continue;
-    uint32_t k = moduleLine - it->firstLine;
-    if (k >= it->lines.size()) break;
-    p.cell = it->number;
-    p.line = k + 1;
-    p.jsonLine = it->jsonLines[k];
-    break;
-  }
-  return p;
+int cellAt(const Notebook& nb, uint32_t offset) {
+  // Cells in module order; empty ones share the next cell's offset and hold nothing.
+  auto after = std::upper_bound(nb.cells.begin(), nb.cells.end(), offset,
+                                [](uint32_t off, const NotebookCell& c) { return off < c.begin; });
+  while (after != nb.cells.begin() && std::prev(after)->lines.empty()) --after;
+  return after == nb.cells.begin() ? -1 : static_cast<int>(std::prev(after) - nb.cells.begin());
 }
 
-int cellAt(const Notebook& nb, uint32_t offset) {
-  int found = -1;
-  for (size_t i = 0; i < nb.cells.size(); ++i)
-    if (!nb.cells[i].lines.empty() && nb.cells[i].begin <= offset) found = static_cast<int>(i);
-  return found;
+CellPosition cellPosition(const Notebook& nb, uint32_t moduleLine) {
+  CellPosition p;
+  auto after = std::upper_bound(nb.cells.begin(), nb.cells.end(), moduleLine,
+                                [](uint32_t line, const NotebookCell& c) { return line < c.firstLine; });
+  while (after != nb.cells.begin() && std::prev(after)->lines.empty()) --after;
+  if (after == nb.cells.begin()) return p;
+  const NotebookCell& c = *std::prev(after);
+  uint32_t k = moduleLine - c.firstLine;
+  if (k >= c.lines.size()) return p;
+  p.cell = c.number;
+  p.line = k + 1;
+  p.jsonLine = c.jsonLines[k];
+  return p;
 }
 
 }  // namespace oomlint
