@@ -312,7 +312,7 @@ void noteHistory(Finding& f, const Facts& facts, NodeId value) {
     f.note(m.expr(origin).span, ticked(callee + "(...)") + " runs with autograd on here: its output carries the graph");
   else if (facts.isLossCall(origin))
     f.note(m.expr(origin).span, "the loss is computed here, with autograd history");
-  else if (!facts.callTargets(origin).empty())
+  else if (facts.calleeOf(origin))
     f.note(m.expr(origin).span, ticked(callee + "(...)") + " returns a tensor that carries autograd history");
 }
 
@@ -361,6 +361,13 @@ std::string_view loopRoleName(uint8_t role) {
 
 void noteLoop(Finding& f, const Facts& facts, NodeId loop) {
   if (loop == kNone) return;
+  const Module& m = facts.module();
+  if (m.stmt(loop).kind == StmtKind::FunctionDef) {  // a framework step (Facts::iterationOf)
+    uint32_t fn = m.stmt(loop).def;
+    f.note(m.functions[fn].nameSpan, std::string(facts.frameworkName(fn)) + " runs " + ticked(m.functions[fn].name) +
+                                         " once per batch: what it keeps on `self` outlives the step");
+    return;
+  }
   f.note(facts.headerSpan(loop), "in this " + std::string(loopRoleName(facts.loopRole(loop))));
 }
 

@@ -21,11 +21,14 @@ accumulated into a variable or object that outlives the loop iteration: `total +
 `total = total + loss`, `meter.update(loss)`, `running[k] += loss`.
 
 History is known from evidence: the output of a module's forward or a loss, what a function of the
-file returns (per element of a returned tuple), and any tensor a backward runs on
-(`loss.backward()`, `accelerator.backward(loss)`, `torch.autograd.grad(loss, ...)`), with the other
+file or of another module of the project returns (per element of a returned tuple), and any tensor
+a backward runs on (`loss.backward()`, `accelerator.backward(loss)`, `torch.autograd.grad(loss, ...)`), with the other
 outputs of the same call, tuple or dict. `meter.update(loss)` is an accumulation when the meter's
-class in this file sums its argument into the instance (`self.sum += val * n`), whatever it is
-called; for a class defined elsewhere, when the receiver is named for a meter.
+class sums its argument into the instance (`self.sum += val * n`), whatever it is called, whether
+the class is in this file or another module of the project (inherited methods included); for a
+class outside the project, when the receiver is named for a meter. A step a training framework
+runs once per batch (Lightning's `training_step`, a Hugging Face Trainer's `compute_loss`) is an
+iteration: `self.epoch_loss += loss` there keeps every step's graph.
 
 ## Why is this bad?
 The accumulator becomes part of every iteration's autograd graph. Without a backward on that graph,
@@ -90,24 +93,19 @@ class Oom101 final : public Rule {
 
  private:
   /// `meter.update(loss)`, `stats.add(loss)`: a method that sums its argument into the object.
-  /// Known from the method's summary when its class is in this file; from the receiver's name
-  /// (an `AverageMeter`-style `*meter*.update`) when it is not.
+  /// Known from the method's summary when its class is in this project (this file or another
+  /// module); from the receiver's name (an `AverageMeter`-style `*meter*.update`) when it is not.
   static void checkAccumulatingCall(Context& ctx, NodeId s, NodeId call) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     NodeId recv = receiverOf(m, call);
     if (recv == kNone || f.pathKey(recv).empty()) return;
-    const std::vector<uint32_t>& targets = f.callTargets(call);
-    if (!targets.empty()) {
-      const Summary& sum = f.summary(targets.front());
-      const Function& fn = m.functions[targets.front()];
-      bool bound = fn.cls >= 0;
-      for (uint32_t i = bound ? 1 : 0; i < fn.paramCount && i < 32; ++i) {
-        if (!(sum.accumulatesParam & (1u << i))) continue;
-        NodeId arg = keywordArg(m, call, m.params[fn.firstParam + i].name);
-        if (arg == kNone) arg = positionalArg(m, call, bound ? i - 1 : i);
+    if (Facts::Callee callee = f.calleeOf(call)) {
+      for (uint32_t i = callee.bound ? 1 : 0; i < callee.params.size() && i < 32; ++i) {
+        if (!(callee.summary->accumulatesParam & (1u << i))) continue;
+        NodeId arg = callee.argFor(m, call, i);
         if (arg == kNone) continue;
-        check(ctx, s, recv, recv, arg, sum.accumulateAt);
+        check(ctx, s, recv, recv, arg, callee.summary->accumulateAt);
         return;
       }
       return;
@@ -122,9 +120,9 @@ class Oom101 final : public Rule {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     if (!isTrackable(m, target) || value == kNone) return;
-    NodeId loop = f.enclosingLoop(s);
+    NodeId loop = f.iterationOf(s);  // a loop, or a framework step run once per batch
     if (loop == kNone) return;
-    uint8_t role = f.loopRole(loop);
+    uint8_t role = f.iterationRole(loop);
     if (role == 0) return;
     if (f.gradMode(s) != GradMode::Enabled) return;
     if (f.value(value).history != Tri::Yes) return;

@@ -19,7 +19,10 @@ constexpr RuleInfo kInfo{
 Flags a tensor that carries autograd history stored where it outlives the loop iteration:
 `losses.append(loss)`, `history[k] = out`, `self.last = out`, `v.push_back(loss)` in C++, and a
 method of the file that stores its argument in its object (`recorder.log(loss)` appending to
-`self.history`, `self.remember(loss)`).
+`self.history`, `self.remember(loss)`). A step a training framework runs once per batch counts as an iteration:
+Lightning's `training_step` and a Hugging Face Trainer's `compute_loss` storing the loss on `self`
+(`self.train_losses.append(loss)`) keep every step's graph. `self.log(...)` detaches what it logs;
+`validation_step`, `test_step` and `predict_step` run under Lightning's `no_grad`.
 
 ## Why is this bad?
 A stored tensor keeps its `grad_fn`, and through it the graph that produced it. Storing a loss per
@@ -75,11 +78,11 @@ class Oom102 final : public Rule {
       return;
     if (f.gradMode(s) != GradMode::Enabled) return;
     if (f.value(st.value).history != Tri::Yes) return;
-    if (storeOutlivesLoop(f, st, true) == kNone) return;
+    NodeId loop = storeOutlivesLoop(f, st, true);  // a loop, or a framework step
+    if (loop == kNone) return;
     NodeId root = st.container;
     while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;
-    NodeId loop = f.enclosingLoop(s);
     Finding& finding = ctx.report(kInfo, where,
                                   ticked(brief(m, st.value, 30)) + " carries autograd history and is stored in `" +
                                       brief(m, root, 30) + "`, which outlives the iteration and keeps its graph alive");

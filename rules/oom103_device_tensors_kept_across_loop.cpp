@@ -72,6 +72,9 @@ class Oom103 final : public Rule {
     const ValueFact& v = f.value(st.value);
     if (v.history != Tri::No || v.device != Tri::Yes) return;
     NodeId loop = storeOutlivesLoop(f, st, false);
+    // A framework step's outputs kept on `self` are the framework's documented pattern (cleared at
+    // the epoch's end): only data loops the code runs itself are judged.
+    if (loop != kNone && m.stmt(loop).kind == StmtKind::FunctionDef) return;
     if (loop == kNone) return;
     if (!(f.loopRole(loop) & loop_role::kData)) return;
     NodeId box = st.container;
@@ -83,7 +86,7 @@ class Oom103 final : public Rule {
     noteOutside(finding, f, st.container);
     noteLoop(finding, f, loop);
     // `acc = torch.cat([acc, v])` mixes devices if only `v` moves: advice only.
-    if (st.concat || st.storedAt != kNone) {
+    if (st.concat || st.viaMethod) {
       finding.withFix(Applicability::DisplayOnly, "Keep host copies: `.detach().cpu()` (or reduce on the device as you go)");
       return;
     }

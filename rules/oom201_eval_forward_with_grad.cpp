@@ -27,7 +27,12 @@ An evaluation path is a forward of a module that was put in eval mode (`eval()` 
 receiver: after `teacher.eval()` only the teacher's forwards count, and a module passed to a helper
 in eval mode is still in eval mode there), or a forward in a function named for evaluation
 (`evaluate`, `validate`, `predict`, `run_inference` ...) that iterates a data loader, returns the
-forward's output or is named with the verb first. A module's own methods (`inference`, `predict`
+forward's output or is named with the verb first. Across modules of a project the same holds: a
+helper of `utils.py` that `train.py` calls only under `no_grad` runs without a graph, and one it
+calls with a module in eval mode is on an evaluation path (the fix is then marked unsafe: it is
+made in the helper, for callers elsewhere). Lightning's `validation_step`, `test_step` and
+`predict_step` and a Hugging Face Trainer's `prediction_step` run under the framework's `no_grad`.
+A module's own methods (`inference`, `predict`
 of an `nn.Module`) are not entry points: their callers choose the grad mode. A function a training
 path of the file also calls is not an evaluation function. `model.generate()`, tokenizers,
 pipelines and constructors (`ToyModel().to(rank)`) are not forwards.
@@ -104,6 +109,9 @@ class Oom201 final : public Rule {
                                       "tracking, so the forward's activations are kept for a backward that never comes");
     if (opener == Facts::kEvalByName) {
       finding.note(m.functions[fn].nameSpan, ticked(m.functions[fn].name) + " is an evaluation function: named for it, it runs no backward");
+    } else if (opener == Facts::kEvalByCaller) {
+      finding.note(m.functions[fn].nameSpan, ticked(m.functions[fn].name) +
+                                                 " is called from another module with the module in eval mode, and without `no_grad`");
     } else {
       finding.note(f.headerSpan(opener), "the module is put in eval mode here; that switches dropout and batch norm, not autograd");
     }
@@ -152,7 +160,7 @@ class Oom201 final : public Rule {
   /// carry history to its caller, and the forward is a module known from evidence stronger than
   /// its name.
   static Applicability fixApplicability(const Facts& f, uint32_t fn, NodeId wrap, NodeId opener) {
-    if (opener == Facts::kEvalByName) return Applicability::Unsafe;
+    if (opener == Facts::kEvalByName || opener == Facts::kEvalByCaller) return Applicability::Unsafe;
     const Summary& sum = f.summary(fn);
     if (sum.calledOnTrainingPath) return Applicability::Unsafe;
     // A backward or step after the wrapped code in this function may use what it computes.

@@ -1,4 +1,6 @@
 // OOM302 zero-grad-after-forward
+#include <functional>
+
 #include "rules/common.h"
 #include "rules/registry.h"
 
@@ -89,6 +91,9 @@ class Oom302 final : public Rule {
     auto inStep = [&](NodeId t) { return loop != kNone ? f.within(t, loop) && t != loop : f.enclosingLoop(t) == kNone; };
     auto before = [&](const StepEvent& a, const StepEvent& b) {  // `a` can run before `b` in one pass
       // In one statement calls run inner first: `model(x).sum().backward()` forwards, then backpropagates.
+      // Events of one call of a helper (`gen_closure()` forwards, then back-propagates) run in
+      // the order its summary lists them: their order in `step`.
+      if (a.stmt == b.stmt && a.call == b.call && a.call != kNone) return std::less<const StepEvent*>()(&a, &b);
       if (a.stmt == b.stmt) return a.call != kNone && b.call != kNone && a.call < b.call;
       return f.mayPrecede(a.stmt, b.stmt);
     };

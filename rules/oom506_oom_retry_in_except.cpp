@@ -98,7 +98,11 @@ bool isRetry(const Facts& f, NodeId call, const std::vector<NodeId>& tried) {
   const std::vector<uint32_t>& targets = f.callTargets(call);
   // The same unknown step run again on its inputs; without arguments it redoes no work (a
   // `sync_all()` or `barrier()` before leaving the loop).
-  if (targets.empty()) return m.expr(call).argCount > 0;
+  if (targets.empty()) {
+    if (const ImportedFunction* imp = f.importedCallee(call))
+      return (imp->summary->events & (event::kForward | event::kLoss | event::kUpdate)) != 0;
+    return m.expr(call).argCount > 0;
+  }
   for (uint32_t t : targets)
     if (f.summary(t).events & (event::kForward | event::kLoss | event::kUpdate)) return true;
   return false;

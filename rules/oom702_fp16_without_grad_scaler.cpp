@@ -11,7 +11,8 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags an `autocast` that runs in float16 (explicit `dtype=torch.float16` / `torch.half`, or the
 CUDA default of `torch.cuda.amp.autocast()` / `torch.autocast("cuda")` without a dtype) in a file
-that calls `backward()` but never creates a `GradScaler`.
+that calls `backward()` when no module of its program creates a `GradScaler`: an AMP optimizer
+wrapper of another module that owns the scaler (`optimizer.backward(loss)` scaling inside) counts.
 
 ## Why is this bad?
 float16 has a narrow exponent range: small gradients underflow to zero, so parts of the model stop
@@ -88,6 +89,7 @@ class Oom702 final : public Rule {
   static bool usesBackwardWithoutScaler(Context& ctx) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
+    if (f.programUsesGradScaler()) return false;  // an AMP optimizer of another module owns one
     for (const auto& [local, full] : m.imports) {
       std::string_view root = std::string_view(full).substr(0, full.find('.'));
       if (root == "accelerate" || root == "lightning" || root == "pytorch_lightning" || root == "deepspeed") return false;

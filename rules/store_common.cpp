@@ -11,21 +11,23 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
     std::string_view meth = methodName(m, st.value);
     NodeId recv = receiverOf(m, st.value);
     if (recv == kNone) return false;
-    const std::vector<uint32_t>& targets = f.callTargets(st.value);
-    if (!targets.empty()) {
-      const Summary& sum = f.summary(targets.front());
-      const Function& fn = m.functions[targets.front()];
-      if (fn.cls < 0 || !isTrackable(m, recv)) return false;
-      for (uint32_t i = 1; i < fn.paramCount && i < 32; ++i) {
+    // `self.log("loss", loss)` in a LightningModule: Lightning detaches what it logs.
+    if ((meth == "log" || meth == "log_dict") && m.expr(recv).kind == ExprKind::Name && m.expr(recv).text == "self" &&
+        f.classFramework(f.classOfFunction(m.stmt(s).function)) != 0)
+      return false;
+    if (Facts::Callee callee = f.calleeOf(st.value)) {
+      const Summary& sum = *callee.summary;
+      if (!callee.bound || !isTrackable(m, recv)) return false;
+      for (uint32_t i = 1; i < callee.params.size() && i < 32; ++i) {
         if (!((sum.storesParam | sum.assignsParam) & (1u << i))) continue;
         out.replaces = !(sum.storesParam & (1u << i));
-        NodeId arg = keywordArg(m, st.value, m.params[fn.firstParam + i].name);
-        if (arg == kNone) arg = positionalArg(m, st.value, i - 1);
+        NodeId arg = callee.argFor(m, st.value, i);
         if (arg == kNone) continue;
         out.value = arg;
         out.container = recv;
         out.reportAt = st.value;
         out.storedAt = sum.accumulateAt;
+        out.viaMethod = true;
         return true;
       }
       return false;
@@ -77,9 +79,9 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
 
 NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansIntended) {
   const Module& m = f.module();
-  NodeId loop = f.enclosingLoop(st.stmt);
+  NodeId loop = f.iterationOf(st.stmt);  // a loop, or a framework step run once per batch
   if (loop == kNone) return kNone;
-  uint8_t role = f.loopRole(loop);
+  uint8_t role = f.iterationRole(loop);
   if (role == 0) return kNone;
   if (!st.attribute && !f.outlivesIteration(st.container, loop)) return kNone;
   if (st.attribute) {

@@ -13,12 +13,13 @@ struct Store {
   NodeId reportAt = kNone;   // expression whose span is reported (call or statement)
   bool attribute = false;    // `self.x = v`
   bool concat = false;       // `acc = torch.cat([acc, v])`
-  NodeId storedAt = kNone;   // a method of this file that stores its argument: the statement that does
+  bool viaMethod = false;    // a method (of this file or another module) stores its argument
+  NodeId storedAt = kNone;   // that method's statement that does, when it is of this file
   bool replaces = false;     // that method assigns it to an attribute (kept until the next call, no growth)
 };
 
 /// Recognises a store at statement `s`; fills `out` and returns true. Besides the direct shapes,
-/// a call of a method of this file whose summary says it stores an argument into its object
+/// a call of a method of the project whose summary says it stores an argument into its object
 /// (`recorder.log(loss)` where `log` appends to `self.history`).
 bool recognizeStore(const Facts& f, NodeId s, Store& out);
 

@@ -30,7 +30,7 @@ std::string_view internCode(const std::string& code) {
 }
 
 /// The release and the layout of an entry: a cache written by another build is discarded.
-const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache2";
+const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache3";
 
 json spanJson(const Span& s) { return json::array({s.begin, s.end, s.line, s.col, s.endLine, s.endCol}); }
 Span spanFrom(const json& j) {
@@ -76,6 +76,7 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
       entry.inode = e.at("inode");
       entry.cachedAt = e.at("cached_at");
       entry.hash = e.at("hash");
+      if (e.contains("project")) entry.project = e["project"].get<std::string>();
       for (const json& f : e.at("findings")) {
         Finding fd;
         fd.code = internCode(f.at("code"));
@@ -103,24 +104,57 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
   }
 }
 
-bool ResultCache::lookup(const std::string& absPath, const std::string& selectionKey, std::vector<Finding>& out) {
+const ResultCache::Entry* ResultCache::unchanged(const std::string& absPath) {
   struct stat st {};
-  if (::stat(absPath.c_str(), &st) != 0) return false;
-  std::lock_guard<std::mutex> lock(mutex_);
+  if (::stat(absPath.c_str(), &st) != 0) return nullptr;
   auto it = entries_.find(absPath);
-  if (it == entries_.end()) return false;
+  if (it == entries_.end()) return nullptr;
   const Entry& e = it->second;
-  if (e.selection != selectionKey || e.size != st.st_size || e.mtimeNs != mtimeNs(st) || e.inode != static_cast<int64_t>(st.st_ino))
-    return false;
+  if (e.size != st.st_size || e.mtimeNs != mtimeNs(st) || e.inode != static_cast<int64_t>(st.st_ino)) return nullptr;
   // Written within a second of being cached: the mtime cannot tell two versions apart.
   if (mtimeNs(st) / 1000000000LL >= e.cachedAt - 1) {
     std::ifstream in(absPath, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
-    if (hashContent(ss.str()) != e.hash) return false;
+    if (hashContent(ss.str()) != e.hash) return nullptr;
   }
-  out = e.findings;
+  return &e;
+}
+
+bool ResultCache::lookup(const std::string& absPath, const std::string& selectionKey, std::vector<Finding>& out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Entry* e = unchanged(absPath);
+  if (!e || e->selection != selectionKey) return false;
+  out = e->findings;
   return true;
+}
+
+bool ResultCache::lookupStored(const std::string& absPath, Stored& out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Entry* e = unchanged(absPath);
+  if (!e) return false;
+  out.selection = e->selection;
+  out.findings = e->findings;
+  out.project = e->project;
+  return true;
+}
+
+void ResultCache::storeStored(const std::string& absPath, uint64_t contentHash, Stored s) {
+  struct stat st {};
+  if (::stat(absPath.c_str(), &st) != 0) return;
+  Entry e;
+  e.selection = std::move(s.selection);
+  e.size = st.st_size;
+  e.mtimeNs = mtimeNs(st);
+  e.inode = static_cast<int64_t>(st.st_ino);
+  e.cachedAt = static_cast<int64_t>(std::time(nullptr));
+  e.hash = contentHash;
+  e.findings = std::move(s.findings);
+  for (Finding& f : e.findings) f.measured = MeasuredCost{};
+  e.project = std::move(s.project);
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_[absPath] = std::move(e);
+  dirty_ = true;
 }
 
 void ResultCache::store(const std::string& absPath, const std::string& selectionKey, const std::string& source,
@@ -162,6 +196,7 @@ std::string ResultCache::save() {
     }
     files[path] = {{"selection", e.selection}, {"size", e.size}, {"mtime_ns", e.mtimeNs}, {"inode", e.inode},
                    {"cached_at", e.cachedAt}, {"hash", e.hash}, {"findings", fs}};
+    if (!e.project.empty()) files[path]["project"] = e.project;
   }
   json doc = {{"version", kCacheVersion}, {"files", files}};
   if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) return "cannot create " + dir_ + ": " + std::strerror(errno);

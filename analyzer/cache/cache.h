@@ -29,13 +29,27 @@ class ResultCache {
 
   static uint64_t hashContent(const std::string& s);
 
+  /// What is kept of a file checked as part of its project.
+  struct Stored {
+    std::string selection;          // the selection its findings were made with; "" when it was only read for its summaries
+    std::vector<Finding> findings;
+    std::string project;            // its exports and the questions it asked (project/serialize.h)
+  };
+  /// The entry of an unchanged file, whatever selection it was checked with.
+  bool lookupStored(const std::string& absPath, Stored& out);
+  /// Stores a file's entry; `contentHash` is hashContent of the text that was analysed.
+  void storeStored(const std::string& absPath, uint64_t contentHash, Stored s);
+
  private:
   struct Entry {
     std::string selection;
     int64_t size = 0, mtimeNs = 0, inode = 0, cachedAt = 0;
     uint64_t hash = 0;
     std::vector<Finding> findings;
+    std::string project;
   };
+  /// The entry of `absPath` when the file is unchanged since it was stored (caller holds mutex_).
+  const Entry* unchanged(const std::string& absPath);
   std::string dir_, file_;
   std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;

@@ -12,6 +12,7 @@
 
 #include "cpp/loader.h"
 #include "cache/cache.h"
+#include "cli/project_check.h"
 #include "cli/verify.h"
 #include "cli/walk.h"
 #include "config/config.h"
@@ -64,6 +65,9 @@ struct CheckArgs {
   bool addNoqa = false;
   bool verify = false;
   bool noCache = false;
+  bool noProject = false;
+  int verbose = 0;
+  std::string projectRoot;
   std::string cacheDir;
   std::string buildPath;  // -p: compile_commands.json folder for C++ files
   std::string probePath, workloadFile, verifyDevice = "auto";
@@ -181,9 +185,25 @@ int runCheck(const CheckArgs& a) {
         cache = std::make_unique<ResultCache>(a.cacheDir.empty() ? currentDir() + "/.oomlint_cache" : a.cacheDir, warning);
         if (!warning.empty()) std::cerr << "oomlint: warning: " << warning << "\n";
       }
+      // Python modules and notebooks are checked as parts of their projects (what other modules
+      // say of the names they import); fixing and adding noqa stay per file.
+      std::vector<bool> handled(walked.files.size(), false);
+      if (!fixing && !a.addNoqa && !a.noProject) {
+        ProjectCheckArgs pargs;
+        pargs.pathArgs = paths;
+        pargs.projectRoot = a.projectRoot;
+        pargs.walk = wopts;
+        pargs.threads = n;
+        pargs.verbose = a.verbose;
+        pargs.keepSource = a.verify;
+        pargs.cache = cache.get();
+        pargs.selectionKey = [&](size_t i) -> const std::string& { return *selectionKeys[i]; };
+        checkPythonAsProjects(walked.files, pargs, resolver, perFile, fileResults, handled);
+      }
       std::atomic<size_t> fixedAtomic{0};
       auto worker = [&] {
         for (size_t i = next++; i < walked.files.size(); i = next++) {
+          if (handled[i]) continue;
           const std::string& path = walked.files[i];
           FileResult r;
           if (a.addNoqa) {
@@ -441,6 +461,10 @@ int main(int argc, char** argv) {
   check->add_flag("--no-cache", ca.noCache, "Do not read or write the results cache (.oomlint_cache/)");
   check->add_option("-p,--build-path", ca.buildPath,
                     "C++: folder holding compile_commands.json (default: searched in the file's parent folders)");
+  check->add_flag("--no-project", ca.noProject, "Check each file alone, without reading the rest of its project");
+  check->add_option("--project-root", ca.projectRoot,
+                    "The project's root (default: the nearest folder with pyproject.toml, setup.cfg, setup.py or .git)");
+  check->add_flag("-v,--verbose", ca.verbose, "Say which projects were read and how (twice: why files were analysed again)");
   check->add_option("--cache-dir", ca.cacheDir, "Where the results cache lives (default: ./.oomlint_cache)");
   check->add_flag("--verify", ca.verify, "Measure each finding's pattern with oomlint-probe (LibTorch) and print the cost");
   check->add_option("--probe", ca.probePath, "Path of oomlint-probe for --verify");

@@ -69,14 +69,30 @@ bool isPythonPath(const std::string& path) {
 }
 
 std::vector<Finding> runRules(const Module& m, const RuleSelection& selection) {
+  CheckOptions opts;
+  opts.selection = selection;
+  return runRules(m, opts);
+}
+
+std::vector<Finding> runRules(const Module& m, const CheckOptions& opts) {
+  const RuleSelection& selection = opts.selection;
   std::vector<Finding> out;
-  if (!m.importsTorch) return out;  // not PyTorch code: nothing to say
+  if (!m.importsTorch) {  // not PyTorch code: nothing to say, but its summaries may matter to modules that are
+    if (opts.onFacts) {
+      Facts facts(m, opts.project);
+      opts.onFacts(m, &facts);
+    }
+    return out;
+  }
   std::vector<const Rule*> active;
-  for (const Rule* r : allRules())
-    if (selection.enabled(r->info().code) && (m.lang == Lang::Python ? r->info().python : r->info().cpp))
-      active.push_back(r);
+  if (opts.reportFindings)
+    for (const Rule* r : allRules())
+      if (selection.enabled(r->info().code) && (m.lang == Lang::Python ? r->info().python : r->info().cpp))
+        active.push_back(r);
+  if (active.empty() && !opts.onFacts) return out;
+  Facts facts(m, opts.project);
+  if (opts.onFacts) opts.onFacts(m, &facts);
   if (active.empty()) return out;
-  Facts facts(m);
   Context ctx(m, facts, out);
   for (uint32_t fn = 0; fn < m.functions.size(); ++fn)
     for (const Rule* r : active) r->onFunction(ctx, fn);
@@ -159,7 +175,8 @@ std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts) {
     s.line = 1;
     findings.push_back(engineFinding(kParseErrorCode, s, "nesting deeper than oomlint analyses (200 levels); the deepest parts were skipped"));
   }
-  std::vector<Finding> ruleFindings = runRules(m, opts.selection);
+  std::vector<Finding> ruleFindings = runRules(m, opts);
+  if (!opts.reportFindings) return {};
   bool wantUnused = opts.selection.enabled(kUnusedNoqaCode) && m.importsTorch;
   if (wantUnused || (opts.respectNoqa && !ruleFindings.empty())) {
     // Directives are parsed once: the same pass finds the unused ones and applies the others.

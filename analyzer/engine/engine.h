@@ -2,6 +2,7 @@
 /// The engine: parse a file, compute facts, run the enabled rules in one walk, apply
 /// suppressions. Thread-safe: many files may be checked at once.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,13 @@ bool isCppPath(const std::string& path);
 struct CheckOptions {
   RuleSelection selection;
   bool respectNoqa = true;  // false for --add-noqa's own pass and for OOM900's look
+  /// The file's project: what its other modules say of the names this file imports. Null: the
+  /// file is analysed alone.
+  const ProjectView* project = nullptr;
+  /// Called once the file's facts are built (null facts: not PyTorch code, none were built), so
+  /// the project analysis can read what the file exports. Runs on the checking thread.
+  std::function<void(const Module&, const Facts*)> onFacts;
+  bool reportFindings = true;  // false: a file read only for what it exports, no rules run
 };
 
 /// All findings for a parsed module (syntax, rules, OOM900, noqa applied), sorted by position.
@@ -64,6 +72,7 @@ void keepOnlyReportedLines(FileResult& r);
 
 /// Runs the rules only (no suppression), for callers that hold a parsed module (LSP, tests).
 std::vector<Finding> runRules(const Module& m, const RuleSelection& selection);
+std::vector<Finding> runRules(const Module& m, const CheckOptions& opts);
 
 /// True for files the analyzer reads as Python.
 bool isPythonPath(const std::string& path);

@@ -23,6 +23,8 @@ class FactsBuilder {
   void resolveCallTargets();
   // kinds.cpp: module and accumulator classes, kinds of paths, freezes of requires_grad.
   void classifyClasses();
+  // frameworks.cpp: classes deriving from a framework's base, and the step methods it runs.
+  void findFrameworkSteps();
   void collectKinds();
   void collectFreezes();
   // grad_mode.cpp: grad mode at every statement, entry modes joined over call sites.

@@ -88,8 +88,9 @@ class EvalWalker {
  public:
   EvalWalker(Facts& f, const Module& m, std::unordered_map<NodeId, EvalSet>& sites, std::unordered_set<NodeId>& training,
              std::unordered_map<NodeId, std::vector<NodeId>>& attributed, std::vector<bool>& evalStmt,
-             std::unordered_map<NodeId, NodeId>& opener)
-      : f_(f), m_(m), sites_(sites), training_(training), attributed_(attributed), evalStmt_(evalStmt), opener_(opener) {}
+             std::unordered_map<NodeId, NodeId>& opener, std::unordered_map<NodeId, Facts::CallEval>& callEval)
+      : f_(f), m_(m), sites_(sites), training_(training), attributed_(attributed), evalStmt_(evalStmt), opener_(opener),
+        callEval_(callEval) {}
 
   /// `M.eval()` / `M.train()` as a statement, M a module: 'e' / 't' / 0.
   char modeSwitch(NodeId s, std::string_view& path) const {
@@ -108,6 +109,23 @@ class EvalWalker {
     if (a == kNone) a = keywordArg(m_, st.value, "mode");
     if (a != kNone && isFalseLiteral(m_, a)) return 'e';
     return (a == kNone || isTrueLiteral(m_, a)) ? 't' : 0;
+  }
+
+  /// A call of no function of this file (perhaps of another module): which of its arguments
+  /// are modules in eval mode, for the callee's file to read.
+  void noteEvalArguments(NodeId call, const EvalSet& set) {
+    Facts::CallEval out;
+    uint32_t position = 0;
+    for (const Arg& a : argsOf(m_, m_.expr(call))) {
+      bool covered = covers(set, f_.pathKey(a.value)) != kNone;
+      if (a.keyword.empty()) {
+        if (covered && position < 32) out.positional |= 1u << position;
+        ++position;
+      } else if (covered && a.keyword != "*" && a.keyword != "**") {
+        out.keywords.push_back(a.keyword);
+      }
+    }
+    if (out.positional || !out.keywords.empty()) callEval_[call] = std::move(out);
   }
 
   std::string_view forwardReceiver(NodeId call) const {
@@ -141,6 +159,9 @@ class EvalWalker {
         bool updates = f_.isBackwardCall(c) || f_.isOptimizerStep(c) || f_.isAutogradGradCall(c);
         for (uint32_t t : f_.callTargets(c))
           if (f_.summary(t).events & event::kUpdate) updates = true;
+        if (const ImportedFunction* imp = f_.importedCallee(c))
+          if (imp->summary->events & event::kUpdate) updates = true;
+        if (f_.callTargets(c).empty() && !set.empty()) noteEvalArguments(c, set);
         if (updates)
           for (const EvalEntry& e : set) training_.insert(e.opener);
       }
@@ -209,6 +230,7 @@ class EvalWalker {
   std::unordered_map<NodeId, std::vector<NodeId>>& attributed_;
   std::vector<bool>& evalStmt_;
   std::unordered_map<NodeId, NodeId>& opener_;
+  std::unordered_map<NodeId, Facts::CallEval>& callEval_;
 };
 
 /// Methods of a module class (or of a class with a `forward`): their callers choose the grad mode.
@@ -250,6 +272,26 @@ void FactsBuilder::computeEvalContexts() {
   }
 
   std::vector<EvalSet> entry(nf);
+  // Callers in other modules that pass a module in eval mode (`run_batches(model)` after `model.eval()`).
+  std::vector<EvalSet> external(nf);
+  std::vector<bool> calledElsewhere(nf, false);
+  if (f_.project_)
+    for (uint32_t fn = 1; fn < nf; ++fn) {
+      std::string q = f_.qualifiedName(fn);
+      const CallerContext* callers = q.empty() ? nullptr : f_.project_->callers(q);
+      if (!callers) continue;
+      calledElsewhere[fn] = true;
+      const Function& f = m_.functions[fn];
+      bool bound = f.cls >= 0;
+      for (uint32_t i = bound ? 1 : 0; i < f.paramCount; ++i) {
+        std::string_view pname = m_.params[f.firstParam + i].name;
+        uint32_t position = bound ? i - 1 : i;
+        bool byPosition = position < 32 && (callers->evalPositional & (1u << position));
+        bool byKeyword = std::find(callers->evalKeywords.begin(), callers->evalKeywords.end(), pname) != callers->evalKeywords.end();
+        if (byPosition || byKeyword) external[fn].push_back({pname, Facts::kEvalByCaller});
+      }
+      entry[fn] = external[fn];
+    }
   std::unordered_map<NodeId, EvalSet> sites;
   std::unordered_set<NodeId> training;
   std::unordered_map<NodeId, std::vector<NodeId>> attributed;
@@ -259,8 +301,9 @@ void FactsBuilder::computeEvalContexts() {
     training.clear();
     attributed.clear();
     f_.evalOpener_.clear();
+    f_.callEval_.clear();
     std::fill(f_.evalStmt_.begin(), f_.evalStmt_.end(), false);
-    EvalWalker walker(f_, m_, sites, training, attributed, f_.evalStmt_, f_.evalOpener_);
+    EvalWalker walker(f_, m_, sites, training, attributed, f_.evalStmt_, f_.evalOpener_, f_.callEval_);
     for (uint32_t fn = 0; fn < nf; ++fn) {
       // A module's own methods are its API: their callers choose the grad mode, so they are no
       // evaluation entry points (`def inference(self, x): self.eval(); return self(x)`).
@@ -274,8 +317,8 @@ void FactsBuilder::computeEvalContexts() {
     for (uint32_t fn = 1; fn < nf; ++fn) {
       const Function& f = m_.functions[fn];
       if (f.isLambda || callSites_[fn].empty()) continue;
-      EvalSet agreed;
-      bool first = true;
+      EvalSet agreed = external[fn];
+      bool first = !calledElsewhere[fn];
       for (NodeId call : callSites_[fn]) {
         auto it = sites.find(call);
         EvalSet mapped;

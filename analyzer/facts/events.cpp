@@ -93,7 +93,17 @@ void FactsBuilder::computeEvents() {
           }
           if (f_.gradMode_[s] == GradMode::Disabled) continue;  // a helper run under no_grad trains nothing here
           const std::vector<uint32_t>& targets = f_.callTargets(c);
-          if (targets.empty()) continue;
+          if (targets.empty()) {
+            // A function of another module of the project: its summary's events.
+            const ImportedFunction* imp = f_.importedCallee(c);
+            if (!imp) continue;
+            for (uint8_t kind : imp->summary->eventOrder) {
+              evs.push_back({kind, c, s});
+              appendOrder(order, kind);
+            }
+            bits |= imp->summary->events;
+            continue;
+          }
           // The callee's events, in its order (the first target's; the others only add bits).
           for (uint8_t kind : f_.summaries_[targets.front()].eventOrder) {
             evs.push_back({kind, c, s});
@@ -113,6 +123,8 @@ void FactsBuilder::computeEvents() {
       uint8_t k = e.kind;
       if (e.call != kNone && !f_.callTargets(e.call).empty())
         for (uint32_t t : f_.callTargets(e.call)) k |= f_.summaries_[t].events;
+      else if (const ImportedFunction* imp = e.call != kNone ? f_.importedCallee(e.call) : nullptr)
+        k |= imp->summary->events;
       f_.subtreeEvents_[e.stmt] |= k;
     }
   for (NodeId s = static_cast<NodeId>(m_.stmts.size()); s-- > 0;) {
@@ -136,6 +148,13 @@ void FactsBuilder::computeEvents() {
       if (training) f_.summaries_[fn].calledOnTrainingPath = true;
     }
   }
+  // Called on a training path by a caller in another module (a loss helper of losses.py).
+  if (f_.project_)
+    for (uint32_t fn = 1; fn < nf; ++fn) {
+      std::string q = f_.qualifiedName(fn);
+      const CallerContext* callers = q.empty() ? nullptr : f_.project_->callers(q);
+      if (callers && callers->onTrainingPath) f_.summaries_[fn].calledOnTrainingPath = true;
+    }
   for (auto it = bottomUp_.rbegin(); it != bottomUp_.rend(); ++it)
     if (f_.summaries_[*it].calledOnTrainingPath)
       for (uint32_t t : callees[*it])

@@ -13,6 +13,7 @@ void FactsBuilder::build() {
   f_.summaries_.assign(m_.functions.size(), Summary{});
   buildStructure();      // model -> statements per function, loops, calls per statement, class families
   classifyClasses();     // class bases -> module classes
+  findFrameworkSteps();  // class bases -> framework classes and their step methods
   collectKinds();        // assignments, loop targets, call sites, uses, names -> kinds of paths; call targets
   collectFreezes();      // requires_grad writes -> frozen modules
   computeStores();       // assignments and appends in each function -> parameters it stores; accumulator classes
@@ -25,7 +26,7 @@ void FactsBuilder::build() {
   computeProgramFacts(); // everything -> gradients cleared in the file, version-gated branches
 }
 
-Facts::Facts(const Module& m) : m_(m) {
+Facts::Facts(const Module& m, const ProjectView* project) : m_(m), project_(project) {
   FactsBuilder b(*this);
   b.build();
 }

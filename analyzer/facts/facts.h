@@ -18,6 +18,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "facts/project_view.h"
 #include "model/model.h"
 
 namespace oomlint {
@@ -101,9 +102,34 @@ struct Summary {
 
 class Facts {
  public:
-  explicit Facts(const Module& m);
+  /// `project` answers for the names the file imports from other modules of its project (null:
+  /// the file alone). It must outlive the facts only while they are built.
+  explicit Facts(const Module& m, const ProjectView* project = nullptr);
 
   const Module& module() const { return m_; }
+
+  /// The function a call runs, of this file (its first target) or of another module of the
+  /// project, seen from the call: what it does and how the call's arguments map onto it.
+  struct Callee {
+    const Summary* summary = nullptr;
+    std::vector<std::string_view> params;  // every parameter, `self` included for methods
+    bool bound = false;                    // a method called on an instance: params[0] is the receiver
+    explicit operator bool() const { return summary != nullptr; }
+    /// The argument of `call` that parameter `i` receives, or kNone.
+    NodeId argFor(const Module& m, NodeId call, uint32_t i) const;
+  };
+  Callee calleeOf(NodeId call) const;
+  /// The project function (of another module) a call runs, or null: `evaluate(...)` imported from
+  /// utils, `meter.update(...)` on an instance of an imported class, `self.fit()` inherited from
+  /// a base class defined in another module.
+  const ImportedFunction* importedCallee(NodeId call) const;
+  /// The dotted names (as this file spells them) a call of no function of this file may run in
+  /// another module, nearest first: what importedCallee asks the project, and what the file
+  /// tells the project about its calls.
+  void importKeys(NodeId call, std::vector<std::string>& out) const;
+  /// The dotted name of function `fn` another module imports it by (`evaluate`, `Trainer.fit`),
+  /// "" for nested functions and lambdas.
+  std::string qualifiedName(uint32_t fn) const;
 
   // ------------------------------------------------------------ structure
   /// Statements of the function in source order (includes nested blocks, excludes nested defs).
@@ -224,13 +250,25 @@ class Facts {
   GradMode gradMode(NodeId stmt) const { return gradMode_[stmt]; }
   GradMode entryGradMode(uint32_t fn) const { return summaries_[fn].entryGrad; }
   /// For a forward call on an evaluation path: the statement that put its module in eval mode
-  /// (the `.eval()`), kEvalByName for a function named and shaped for evaluation, else kNone.
+  /// (the `.eval()`), kEvalByName for a function named and shaped for evaluation, kEvalByCaller for a
+  /// parameter every caller in another module passes in eval mode, else kNone.
   NodeId evalOpener(NodeId call) const;
   /// The statement runs in an evaluation context: some module is in eval mode there, or its
   /// function is an evaluation function.
   bool inEvalContext(NodeId stmt) const;
   bool isEvalFunction(uint32_t fn) const { return evalFunction_[fn]; }
+  /// For a call of no function of this file: which arguments are modules in eval mode there.
+  struct CallEval {
+    uint32_t positional = 0;                 // bit i: positional argument i
+    std::vector<std::string_view> keywords;  // keyword arguments
+  };
+  const CallEval* evalArgumentsAt(NodeId call) const {
+    auto it = callEval_.find(call);
+    return it == callEval_.end() ? nullptr : &it->second;
+  }
   static constexpr NodeId kEvalByName = kNone - 2;
+  /// The opener for a module its callers in other modules put in eval mode before the call.
+  static constexpr NodeId kEvalByCaller = kNone - 3;
 
   // ------------------------------------------------------------ values
   const ValueFact& value(NodeId expr) const { return values_[expr]; }
@@ -253,7 +291,8 @@ class Facts {
   /// place (`total += x`, `total = total + x`) keep: `total = 0` before the loop.
   NodeId bindingSite(NodeId nameExpr) const { return useBound_[nameExpr]; }
   /// The target (Name / attribute / subscript) outlives one iteration of `loop`: bound before the
-  /// loop, an attribute of an object, or an element of such a container.
+  /// loop, an attribute of an object, or an element of such a container. `loop` may be a framework
+  /// step's def statement (iterationOf): then what lives on `self` outlives it.
   bool outlivesIteration(NodeId target, NodeId loop) const;
   /// `x` is a value that is known to be on the GPU (device variables, `.cuda()` targets).
   bool isGpuDeviceExpr(NodeId expr) const;
@@ -276,10 +315,34 @@ class Facts {
   uint8_t loopRole(NodeId loop) const { return loop == kNone ? 0 : loopRole_[loop]; }
   /// Some loop of the function (not of a nested def) trains: it runs the steps itself.
   bool holdsTrainingLoop(uint32_t fn) const { return trainingLoopIn_[fn]; }
+  /// loop_role bits of a method a training framework calls once per batch of its own loop
+  /// (Lightning's training_step / validation_step, a Hugging Face Trainer's compute_loss), else 0.
+  uint8_t frameworkStep(uint32_t fn) const;
+  /// The framework of a class (0: none; see frameworks.cpp), through bases here or in other modules.
+  uint8_t classFramework(int32_t cls) const;
+  /// "Lightning", "the Hugging Face Trainer" for a framework step, else "".
+  std::string_view frameworkName(uint32_t fn) const;
+  /// The iteration a statement belongs to: its innermost loop, or, outside every loop of a
+  /// framework step, the step's def statement (the framework's loop runs it once per batch).
+  NodeId iterationOf(NodeId stmt) const;
+  /// loop_role bits of an iteration: a loop's role, or the framework step's.
+  uint8_t iterationRole(NodeId iteration) const;
 
   // ------------------------------------------------------------ program-level facts
-  /// The file clears gradients somewhere (zero_grad, `p.grad = None`, a framework that does it).
-  bool clearsGradients() const { return clearsGradients_; }
+  /// The file clears gradients somewhere (zero_grad, `p.grad = None`, a framework that does it),
+  /// or another file of its program does.
+  bool clearsGradients() const { return clearsGradients_ || (project_ && project_->program().clearsGradients); }
+  /// This file binds each process to its GPU (`set_device`, `init_process_group(device_id=)`):
+  /// what it tells the rest of its program.
+  bool bindsDevice() const;
+  /// This file makes a GradScaler.
+  bool usesGradScaler() const;
+  /// The file itself clears gradients (what it tells the rest of its program).
+  bool clearsGradientsHere() const { return clearsGradients_; }
+  /// Another file of the program binds each process to its GPU (`set_device` in main.py).
+  bool programBindsDevice() const { return project_ && project_->program().bindsDevice; }
+  /// Another file of the program makes or uses a GradScaler (an AMP optimizer wrapper owning one).
+  bool programUsesGradScaler() const { return project_ && project_->program().usesGradScaler; }
   /// The statement is in a branch that exists for another PyTorch version or a missing API: a
   /// torch-version or `hasattr` test, or an `except (AttributeError, ImportError, TypeError)`.
   bool versionGated(NodeId stmt) const;
@@ -323,6 +386,8 @@ class Facts {
   static uint64_t scopeKey(uint32_t scope, bool selfPath) { return (static_cast<uint64_t>(selfPath) << 32) | scope; }
 
   const Module& m_;
+  const ProjectView* project_ = nullptr;
+  mutable std::unordered_map<NodeId, const ImportedFunction*> importedCallee_;  // once kinds are final
   // structure
   std::vector<std::vector<NodeId>> fnStmts_;
   std::vector<std::vector<NodeId>> stmtCalls_;
@@ -354,6 +419,7 @@ class Facts {
   // grad mode, evaluation
   std::vector<GradMode> gradMode_;
   std::unordered_map<NodeId, NodeId> evalOpener_;  // forward call -> opener
+  std::unordered_map<NodeId, CallEval> callEval_;  // calls of other modules -> arguments in eval mode
   std::vector<bool> evalStmt_;                     // per stmt: some module is in eval mode here
   std::vector<bool> evalFunction_;
   // values
@@ -367,6 +433,8 @@ class Facts {
   std::vector<uint8_t> subtreeEvents_;
   std::vector<uint8_t> loopRole_;
   std::vector<bool> trainingLoopIn_;  // per function
+  std::vector<uint8_t> classFramework_;  // per class: frameworks.cpp's framework id
+  std::vector<uint8_t> frameworkStep_;   // per function: loop_role bits of a framework step
   std::vector<bool> versionGated_;
   std::unordered_set<NodeId> versionGatedExprs_;
   std::vector<bool> unreachable_;

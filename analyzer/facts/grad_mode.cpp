@@ -157,6 +157,9 @@ void FactsBuilder::computeGradModes() {
   std::vector<GradMode> decorated(nf, GradMode::Unknown);
   for (size_t fn = 0; fn < nf; ++fn) {
     decorated[fn] = decoratorMode(m_, static_cast<uint32_t>(fn));
+    // A framework's evaluation step runs under its no_grad (Lightning's validation_step).
+    if (decorated[fn] == GradMode::Unknown && (f_.frameworkStep(static_cast<uint32_t>(fn)) & loop_role::kEval))
+      decorated[fn] = GradMode::Disabled;
     const Function& f = m_.functions[fn];
     bool nested = fn != 0 && !f.isLambda && f.cls < 0 && f.parent != 0;
     GradMode& entry = f_.summaries_[fn].entryGrad;
@@ -164,12 +167,21 @@ void FactsBuilder::computeGradModes() {
     else if (f.isLambda || nested) entry = GradMode::Unknown;
     else entry = GradMode::Enabled;
   }
+  // Callers in other modules: `evaluate()` of utils.py called only under no_grad from train.py.
+  std::vector<const CallerContext*> external(nf, nullptr);
+  if (f_.project_)
+    for (size_t fn = 1; fn < nf; ++fn) {
+      if (decorated[fn] != GradMode::Unknown) continue;
+      std::string q = f_.qualifiedName(static_cast<uint32_t>(fn));
+      if (!q.empty()) external[fn] = f_.project_->callers(q);
+      if (external[fn] && callSites_[fn].empty()) f_.summaries_[fn].entryGrad = static_cast<GradMode>(external[fn]->grad);
+    }
   for (int round = 0; round < 4; ++round) {
     bool changed = false;
     for (size_t fn = 1; fn < nf; ++fn) {
       if (decorated[fn] != GradMode::Unknown || callSites_[fn].empty()) continue;
-      bool first = true;
-      GradMode agreed = GradMode::Unknown;
+      bool first = !external[fn];
+      GradMode agreed = external[fn] ? static_cast<GradMode>(external[fn]->grad) : GradMode::Unknown;
       for (NodeId call : callSites_[fn]) {
         NodeId site = m_.expr(call).stmt;
         GradMode at = resolve(local[site], f_.summaries_[functionOf(site)].entryGrad);

@@ -82,6 +82,10 @@ void FactsBuilder::classifyClasses() {
       for (NodeId b : items(m_, m_.classes[c].bases)) {
         std::string_view text = m_.textOf(b);
         bool isModule = isModuleBaseText(text, m_.canonical(b));
+        if (!isModule && f_.project_ && !m_.canonical(b).empty()) {
+          const ImportedClass* base = f_.project_->cls(m_.canonical(b));  // a module class of another file
+          isModule = base && base->module;
+        }
         if (!isModule) {
           std::string_view last = names::lastComponent(text);
           for (size_t o = 0; o < nc && !isModule; ++o)
@@ -449,6 +453,13 @@ Facts::KindFact Facts::kindFactOf(NodeId e) const {
     if (isDataLoaderCanonical(canon)) return make(Kind::Loader, Evidence::Constructed, -1, e);
     if (canon == "torch.device") return make(Kind::Device, Evidence::Constructed, -1, e);
     if (startsWith(canon, "torch.") && (isTensorFactory(last) || last == "Tensor")) return make(Kind::Tensor, Evidence::Constructed, -1, e);
+    if (project_) {
+      // A class or a model factory of another module of the project.
+      if (const ImportedClass* cls = project_->cls(canon))
+        return make(cls->module ? Kind::Module : Kind::Instance, Evidence::Constructed, -1, e);
+      const ImportedFunction* fn = project_->function(canon);
+      if (fn && fn->summary->returnsModule) return make(Kind::Module, Evidence::Constructed, -1, e);
+    }
     if (last == "DistributedOptimizer" || last == "ZeroRedundancyOptimizer") return make(Kind::Optimizer, Evidence::Constructed, -1, e);
     if (isModuleWrapperCanonical(canon)) {
       NodeId a = positionalArg(m_, e, 0);
@@ -489,6 +500,8 @@ Facts::KindFact Facts::kindFactOf(NodeId e) const {
     if (meth == "setup_dataloaders") return make(Kind::Loader, Evidence::Used);
     for (uint32_t t : callTargets(e))
       if (summaries_[t].returnsModule) return make(Kind::Module, Evidence::Constructed, -1, e);
+    if (const ImportedFunction* imp = importedCallee(e); imp && imp->summary->returnsModule)
+      return make(Kind::Module, Evidence::Constructed, -1, e);
     return {};
   }
   const Expr& callee = m_.expr(m_.expr(e).lhs);
@@ -555,6 +568,9 @@ Kind Facts::namedKind(NodeId e) const {
   } else if (x.kind == ExprKind::Attribute) {
     Kind base = kindOf(x.lhs);
     bool selfBase = m_.expr(x.lhs).kind == ExprKind::Name && m_.expr(x.lhs).text == "self";
+    // An instance of a class of another module: its attributes and methods are that module's, and
+    // nothing here says what they are (`trainer.get_model` is a method, not a model).
+    if (base == Kind::Instance && !selfBase && classOf(x.lhs) < 0) return Kind::Unknown;
     if (!selfBase && base != Kind::Module && base != Kind::Instance) {
       // `args.model`, `cfg.optimizer`: a configuration's fields are names, not objects.
       if (!(looksLike(x.text, kNamedOptimizer) || looksLike(x.text, kNamedLoader) || looksLike(x.text, kNamedScheduler)))

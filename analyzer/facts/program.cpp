@@ -232,8 +232,32 @@ void FactsBuilder::computeProgramFacts() {
   }
 }
 
+bool Facts::bindsDevice() const {
+  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+    if (m_.expr(e).kind != ExprKind::Call) continue;
+    const std::string& c = m_.canonical(e);
+    if (c == "torch.cuda.set_device" || c == "torch.cuda.device" || c == "torch.accelerator.set_device_index" ||
+        c == "torch.accelerator.set_device")
+      return true;
+    if (c == "torch.distributed.init_process_group" && keywordArg(m_, e, "device_id") != kNone) return true;
+  }
+  return false;
+}
+
+bool Facts::usesGradScaler() const {
+  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+    if (m_.expr(e).kind != ExprKind::Call) continue;
+    if (endsWith(m_.canonical(e), "GradScaler") || kindOf(e) == Kind::Scaler) return true;
+  }
+  return false;
+}
+
 NodeId Facts::distributedWithoutDevice() const {
   if (distributedEvidence_ >= 0) return static_cast<NodeId>(distributedEvidence_);
+  if (programBindsDevice()) {  // main.py binds the device before this module's loaders run
+    distributedEvidence_ = kNone;
+    return kNone;
+  }
   NodeId evidence = kNone;
   for (NodeId e = 0; e < m_.exprs.size(); ++e) {
     const Expr& x = m_.expr(e);

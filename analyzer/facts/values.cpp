@@ -435,6 +435,13 @@ class ValueWalker {
       if (out.history == Tri::Yes) out.origin = e;
       return out;
     }
+    if (const ImportedFunction* imp = f_.importedCallee(e)) {  // a function of another module
+      out = imp->summary->returns;
+      out.origin = kNone;
+      if (mode == GradMode::Disabled) out.history = Tri::No;
+      if (out.history == Tri::Yes) out.origin = e;
+      return out;
+    }
     if (!meth.empty() && recv != kNone && canon.empty()) {
       // Tensor (or object) method.
       if (isNonDifferentiableMethod(meth)) {
@@ -564,6 +571,8 @@ class ValueWalker {
         const std::vector<uint32_t>& targets = f_.callTargets(valueExpr);
         if (targets.size() == 1 && f_.summaries_[targets[0]].returnElems.size() == t.argCount && !f_.isForwardCall(valueExpr))
           elems = &f_.summaries_[targets[0]].returnElems;
+        const ImportedFunction* imp = targets.empty() ? f_.importedCallee(valueExpr) : nullptr;
+        if (imp && imp->summary->returnElems.size() == t.argCount && !f_.isForwardCall(valueExpr)) elems = &imp->summary->returnElems;
       }
       uint32_t i = 0;
       for (const Arg& a : argsOf(m_, t)) {
@@ -867,6 +876,14 @@ void FactsBuilder::computeValues() {
 bool Facts::outlivesIteration(NodeId target, NodeId loop) const {
   if (target == kNone || loop == kNone) return false;
   const Expr& t = m_.expr(target);
+  if (m_.stmt(loop).kind == StmtKind::FunctionDef) {
+    // A framework step: its locals and parameters are made afresh per batch; `self` outlives it.
+    if (t.kind == ExprKind::Attribute) {
+      const Expr& base = m_.expr(t.lhs);
+      return (base.kind == ExprKind::Name && base.text == "self") || outlivesIteration(t.lhs, loop);
+    }
+    return t.kind == ExprKind::Subscript && outlivesIteration(t.lhs, loop);
+  }
   switch (t.kind) {
     case ExprKind::Name: {
       NodeId b = useBind_[target];

@@ -716,7 +716,8 @@ class Lowerer {
       } else {
         continue;
       }
-      std::string full = base.empty() ? std::string(dotted) : base + "." + std::string(dotted);
+      // `from . import utils` names `.utils`; `from .models import Net` names `.models.Net`.
+      std::string full = base.empty() ? std::string(dotted) : base + (base.back() == '.' ? "" : ".") + std::string(dotted);
       // Dotted names may span lines with backslashes or spaces; normalise.
       std::erase_if(full, [](char ch) { return ch == ' ' || ch == '\\' || ch == '\n' || ch == '\r' || ch == '\t'; });
       if (k == K::ImportStatement) noteImportRoot(full);

@@ -1,0 +1,102 @@
+// Pass 1b, framework steps: methods a training framework calls once per batch of a loop it runs
+// itself. Lightning runs `training_step` with autograd on and `validation_step`, `test_step` and
+// `predict_step` under no_grad; the Hugging Face Trainer (and trl's trainers, which subclass it)
+// runs `compute_loss` and `training_step` and then the backward, and `prediction_step` and
+// `evaluate` without a graph. What such a step keeps on `self` outlives the step as a store made
+// in a loop's iteration outlives the iteration; its entry grad mode is the framework's.
+#include "facts/builder.h"
+#include "facts/torch_api.h"
+
+namespace oomlint {
+
+namespace {
+
+constexpr uint8_t kNoFramework = 0, kLightning = 1, kHfTrainer = 2;
+
+using torch_api::endsWith;
+
+/// The framework a base class (its dotted canonical name) belongs to.
+uint8_t frameworkOfBase(std::string_view canon) {
+  std::string_view root = canon.substr(0, canon.find('.'));
+  if ((root == "lightning" || root == "pytorch_lightning") && endsWith(canon, "LightningModule")) return kLightning;
+  if (root == "transformers" && (endsWith(canon, ".Trainer") || endsWith(canon, ".Seq2SeqTrainer"))) return kHfTrainer;
+  if (root == "trl" && endsWith(canon, "Trainer")) return kHfTrainer;
+  return kNoFramework;
+}
+
+/// loop_role bits of a framework's step method, 0 for other methods.
+uint8_t stepRole(uint8_t framework, std::string_view method) {
+  if (framework == kLightning) {
+    if (method == "training_step") return loop_role::kTraining;
+    if (method == "validation_step" || method == "test_step" || method == "predict_step") return loop_role::kEval;
+  }
+  if (framework == kHfTrainer) {
+    if (method == "compute_loss" || method == "training_step") return loop_role::kTraining;
+    if (method == "prediction_step") return loop_role::kEval;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void FactsBuilder::findFrameworkSteps() {
+  size_t nc = m_.classes.size();
+  f_.classFramework_.assign(nc, kNoFramework);
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (size_t c = 0; c < nc; ++c) {
+      if (f_.classFramework_[c]) continue;
+      for (NodeId b : items(m_, m_.classes[c].bases)) {
+        const std::string& canon = m_.canonical(b);
+        uint8_t fw = frameworkOfBase(canon);
+        if (!fw && f_.project_ && !canon.empty())
+          if (const ImportedClass* base = f_.project_->cls(canon)) fw = base->framework;
+        if (!fw && canon.empty())  // a base class of this file
+          for (size_t o = 0; o < nc && !fw; ++o)
+            if (o != c && m_.classes[o].name == m_.textOf(b)) fw = f_.classFramework_[o];
+        if (fw) {
+          f_.classFramework_[c] = fw;
+          changed = true;
+          break;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  f_.frameworkStep_.assign(m_.functions.size(), 0);
+  for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
+    const Function& f = m_.functions[fn];
+    if (f.cls < 0 || f.isLambda) continue;
+    f_.frameworkStep_[fn] = stepRole(f_.classFramework_[static_cast<size_t>(f.cls)], f.name);
+  }
+}
+
+uint8_t Facts::frameworkStep(uint32_t fn) const { return fn < frameworkStep_.size() ? frameworkStep_[fn] : 0; }
+
+uint8_t Facts::classFramework(int32_t cls) const {
+  return cls >= 0 && static_cast<size_t>(cls) < classFramework_.size() ? classFramework_[static_cast<size_t>(cls)] : 0;
+}
+
+std::string_view Facts::frameworkName(uint32_t fn) const {
+  int32_t cls = fn < m_.functions.size() ? m_.functions[fn].cls : -1;
+  switch (classFramework(cls)) {
+    case kLightning: return "Lightning";
+    case kHfTrainer: return "the Hugging Face Trainer";
+    default: return {};
+  }
+}
+
+NodeId Facts::iterationOf(NodeId stmt) const {
+  NodeId loop = loopOf_[stmt];
+  if (loop != kNone) return loop;
+  uint32_t fn = m_.stmt(stmt).function;
+  return frameworkStep(fn) ? m_.functions[fn].defStmt : kNone;
+}
+
+uint8_t Facts::iterationRole(NodeId it) const {
+  if (it == kNone) return 0;
+  if (m_.stmt(it).kind == StmtKind::FunctionDef) return frameworkStep(m_.stmt(it).def);
+  return loopRole(it);
+}
+
+}  // namespace oomlint

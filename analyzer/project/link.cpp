@@ -1,0 +1,381 @@
+// Linking the project's exports: functions by symbol, class hierarchies across modules, the
+// callers of each function joined over every other module, and each program's facts over the
+// import graph. Then the answers a file's view gives, each recorded for its fingerprint.
+#include <algorithm>
+
+#include "project/project.h"
+
+namespace oomlint::project {
+
+namespace {
+
+std::string keyOf(size_t file, std::string_view name) { return std::to_string(file) + "\n" + std::string(name); }
+
+uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+uint64_t mix(uint64_t h, std::string_view s) {
+  uint64_t x = 1469598103934665603ULL;
+  for (unsigned char c : s) x = (x ^ c) * 1099511628211ULL;
+  return mix(h, x);
+}
+
+uint64_t summaryHash(const ImportedFunction& f) {
+  const Summary& s = *f.summary;
+  uint64_t h = mix(0, static_cast<uint64_t>(s.returns.history) | static_cast<uint64_t>(s.returns.device) << 4 |
+                          static_cast<uint64_t>(s.returns.scalarLoss) << 8 | static_cast<uint64_t>(s.returnsModule) << 9 |
+                          static_cast<uint64_t>(s.events) << 10 | static_cast<uint64_t>(f.bound) << 18);
+  for (const ValueFact& v : s.returnElems) h = mix(h, static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 4);
+  for (uint8_t e : s.eventOrder) h = mix(h, e);
+  h = mix(mix(mix(h, s.accumulatesParam), s.storesParam), s.assignsParam);
+  h = mix(h, static_cast<uint64_t>(s.softmaxOfParam + 1));
+  for (const std::string& p : f.params) h = mix(h, p);
+  return h;
+}
+
+uint64_t callersHash(const CallerContext& c) {
+  uint64_t h = mix(0, static_cast<uint64_t>(c.grad) | static_cast<uint64_t>(c.onTrainingPath) << 8 |
+                          static_cast<uint64_t>(c.evalPositional) << 16);
+  for (const std::string& k : c.evalKeywords) h = mix(h, k);
+  return h;
+}
+
+const ExportedClass* classNamed(const FileExports& e, std::string_view name) {
+  for (const ExportedClass& c : e.classes)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+/// A base class as module `file` spells it: a class of that module by bare name, else a dotted name.
+static Symbol resolveBase(const Project& p, size_t file, const std::string& base) {
+  if (base.find('.') == std::string::npos && classNamed(p.exports(file), base)) return {file, base};
+  return p.resolve(file, base);
+}
+
+const ImportedFunction* Project::findFunction(const Symbol& s, int depth) const {
+  if (!s.found() || s.name.empty() || depth > 8) return nullptr;
+  auto it = functions_.find(keyOf(s.file, s.name));
+  if (it != functions_.end()) return &it->second.info;
+  size_t dot = s.name.find('.');
+  if (dot == std::string::npos) return nullptr;
+  // A method the class inherits: the class defines it (with nothing to say) or a base does.
+  const ExportedClass* cls = classNamed(exports_[s.file], std::string_view(s.name).substr(0, dot));
+  if (!cls) return nullptr;
+  std::string method = s.name.substr(dot + 1);
+  if (std::find(cls->methods.begin(), cls->methods.end(), method) != cls->methods.end()) return nullptr;
+  for (const std::string& b : cls->bases) {
+    Symbol base = resolveBase(*this, s.file, b);
+    if (!base.found() || base.name.empty()) continue;
+    if (const ImportedFunction* f = findFunction({base.file, base.name + "." + method}, depth + 1)) return f;
+  }
+  return nullptr;
+}
+
+const Project::ClassState* Project::findClass(const Symbol& s) const {
+  if (!s.found() || s.name.empty()) return nullptr;
+  auto it = classes_.find(keyOf(s.file, s.name));
+  return it == classes_.end() ? nullptr : &it->second;
+}
+
+void Project::addFunctions(size_t j) {
+  for (const ExportedFunction& f : exports_[j].functions) {
+    FunctionState st;
+    st.info.summary = &summaries_.emplace_back(f.summary);
+    st.info.params = f.params;
+    st.info.bound = f.method;
+    st.hash = summaryHash(st.info);
+    functions_.insert_or_assign(keyOf(j, f.name), std::move(st));
+  }
+}
+
+void Project::addClasses(size_t j) {
+  const std::vector<ExportedClass>& classes = exports_[j].classes;
+  for (const ExportedClass& c : classes) {
+    ClassState st;
+    st.info.module = c.module;
+    st.info.accumulator = c.accumulator;
+    st.info.framework = c.framework;
+    st.tensor = c.tensor;
+    for (const std::string& m : c.methods)
+      if (functions_.count(keyOf(j, c.name + "." + m))) st.informative = true;
+    classes_.insert_or_assign(keyOf(j, c.name), st);
+  }
+  // What the bases known so far say (a base later in the same file needs the second pass).
+  for (int pass = 0; pass < 2; ++pass)
+    for (const ExportedClass& c : classes) {
+      ClassState& st = classes_[keyOf(j, c.name)];
+      for (const std::string& b : c.bases) {
+        const ClassState* base = findClass(resolveBase(*this, j, b));
+        if (!base || base == &st) continue;
+        st.info.module = st.info.module || base->info.module;
+        if (!st.info.framework) st.info.framework = base->info.framework;
+        st.informative = st.informative || base->informative;
+        st.tensor = st.tensor || base->tensor;
+      }
+    }
+}
+
+void Project::publish(size_t i, FileExports e) {
+  std::unique_lock guard(lock_);
+  exports_[i] = std::move(e);
+  hasExports_[i] = 1;
+  addFunctions(i);
+  addClasses(i);
+  for (const ExportedClass& c : exports_[i].classes) {
+    ClassState& st = classes_[keyOf(i, c.name)];
+    st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.framework);
+  }
+}
+
+void Project::link() {
+  functions_.clear();
+  classes_.clear();
+  callers_.clear();
+  summaries_.clear();
+  size_t n = files_.size();
+  for (size_t j = 0; j < n; ++j) addFunctions(j);
+  for (size_t j = 0; j < n; ++j) addClasses(j);
+  // Classes: module-ness and what they say, through bases in any module, to a fixed point.
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (size_t j = 0; j < n; ++j)
+      for (const ExportedClass& c : exports_[j].classes) {
+        ClassState& st = classes_[keyOf(j, c.name)];
+        for (const std::string& b : c.bases) {
+          const ClassState* base = findClass(resolveBase(*this, j, b));
+          if (!base || base == &st) continue;
+          bool module = st.info.module || base->info.module;
+          bool informative = st.informative || base->informative;
+          bool tensor = st.tensor || base->tensor;
+          uint8_t framework = st.info.framework ? st.info.framework : base->info.framework;
+          if (module != st.info.module || informative != st.informative || tensor != st.tensor || framework != st.info.framework)
+            changed = true;
+          st.info.framework = framework;
+          st.info.module = module;
+          st.informative = informative;
+          st.tensor = tensor;
+        }
+      }
+    if (!changed) break;
+  }
+  for (auto& [key, st] : classes_) st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.framework);
+
+  // Callers: every other module's calls, joined per function they run.
+  std::vector<std::vector<size_t>> edges(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (const ExportedCall& call : exports_[i].calls) {
+      Symbol s = resolve(i, call.callee);
+      if (!s.found()) continue;
+      if (s.file != i) edges[i].push_back(s.file);
+      if (s.name.empty() || s.file == i || classNamed(exports_[s.file], s.name)) continue;
+      // The module that defines an inherited method is where its callers count.
+      for (int depth = 0; depth < 8; ++depth) {
+        size_t dot = s.name.find('.');
+        if (dot == std::string::npos) break;
+        const ExportedClass* cls = classNamed(exports_[s.file], std::string_view(s.name).substr(0, dot));
+        std::string method = s.name.substr(dot + 1);
+        if (!cls || std::find(cls->methods.begin(), cls->methods.end(), method) != cls->methods.end()) break;
+        Symbol next;
+        for (const std::string& b : cls->bases) {
+          Symbol base = resolveBase(*this, s.file, b);
+          if (base.found() && !base.name.empty() && classNamed(exports_[base.file], base.name)) {
+            next = {base.file, base.name + "." + method};
+            break;
+          }
+        }
+        if (!next.found()) break;
+        s = next;
+      }
+      auto [it, fresh] = callers_.try_emplace(keyOf(s.file, s.name));
+      CallerContext& ctx = it->second;
+      if (fresh) {
+        ctx.grad = call.grad;
+        ctx.evalPositional = call.evalPositional;
+        ctx.evalKeywords = call.evalKeywords;
+        ctx.onTrainingPath = call.onTrainingPath;
+        continue;
+      }
+      if (ctx.grad != call.grad) ctx.grad = static_cast<uint8_t>(GradMode::Unknown);
+      ctx.evalPositional &= call.evalPositional;
+      std::erase_if(ctx.evalKeywords, [&](const std::string& k) {
+        return std::find(call.evalKeywords.begin(), call.evalKeywords.end(), k) == call.evalKeywords.end();
+      });
+      ctx.onTrainingPath = ctx.onTrainingPath || call.onTrainingPath;
+    }
+    for (const auto& [local, dotted] : exports_[i].imports) {
+      Symbol s = resolve(i, dotted);
+      if (s.found() && s.file != i) edges[i].push_back(s.file);
+    }
+  }
+
+  // A program is a module that imports this one (or this one) and everything it imports: main.py's
+  // set_device binds the device for trainer.py's loaders; another script beside it does not.
+  std::vector<std::vector<size_t>> reverse(n);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j : edges[i]) reverse[j].push_back(i);
+  auto own = [&](size_t i) {
+    ProgramFacts p;
+    p.bindsDevice = exports_[i].bindsDevice;
+    p.usesGradScaler = exports_[i].usesGradScaler;
+    p.clearsGradients = exports_[i].clearsGradients;
+    return p;
+  };
+  auto propagate = [&](const std::vector<std::vector<size_t>>& graph, std::vector<ProgramFacts> out) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j : graph[i]) {
+          ProgramFacts& a = out[i];
+          const ProgramFacts& b = out[j];
+          if ((b.bindsDevice && !a.bindsDevice) || (b.usesGradScaler && !a.usesGradScaler) || (b.clearsGradients && !a.clearsGradients)) {
+            a.bindsDevice |= b.bindsDevice;
+            a.usesGradScaler |= b.usesGradScaler;
+            a.clearsGradients |= b.clearsGradients;
+            changed = true;
+          }
+        }
+    }
+    return out;
+  };
+  // What each module runs (itself and what it imports), then what every program holding it runs:
+  // the union over the modules that import it, directly or not, of what they run.
+  std::vector<ProgramFacts> mine(n);
+  for (size_t i = 0; i < n; ++i) mine[i] = own(i);
+  programs_ = propagate(reverse, propagate(edges, std::move(mine)));
+  // A function every other module calls as a plain function would be called (grad on, nothing in
+  // eval mode, off any training path) learns nothing from them.
+  // Nor does one whose body does nothing grad mode or eval mode changes (it exports no summary).
+  // (A module not analysed yet has told nothing: its callers are kept for it.)
+  std::erase_if(callers_, [&](const auto& kv) {
+    const CallerContext& c = kv.second;
+    size_t file = static_cast<size_t>(std::stoull(kv.first.substr(0, kv.first.find('\n'))));
+    return (c.grad == static_cast<uint8_t>(GradMode::Enabled) && !c.evalPositional && c.evalKeywords.empty() && !c.onTrainingPath) ||
+           (hasExports_[file] && !functions_.count(kv.first));
+  });
+}
+
+// ------------------------------------------------------------------ the view of one file
+
+FileView::Answer FileView::functionAnswer(std::string_view dotted) const {
+  Symbol s = p_.resolve(file_, dotted);
+  const ImportedFunction* f = s.found() && s.file != file_ ? p_.findFunction(s) : nullptr;
+  if (!f) return {};
+  return {f, mix(mix(1, dotted), summaryHash(*f)) | 1};
+}
+
+FileView::Answer FileView::classAnswer(std::string_view dotted) const {
+  Symbol s = p_.resolve(file_, dotted);
+  const Project::ClassState* st = s.found() && s.file != file_ ? p_.findClass(s) : nullptr;
+  if (!st || !st->informative) return {};
+  return {&st->info, mix(mix(2, dotted), static_cast<uint64_t>(st->info.module) | static_cast<uint64_t>(st->info.accumulator) << 1 |
+                                             static_cast<uint64_t>(st->info.framework) << 2) |
+                         1};
+}
+
+FileView::Answer FileView::callersAnswer(std::string_view qualified) const {
+  auto c = p_.callers_.find(keyOf(file_, qualified));
+  if (c == p_.callers_.end()) return {};
+  return {&c->second, mix(mix(3, qualified), callersHash(c->second)) | 1};
+}
+
+uint64_t FileView::programAnswer() const {
+  const ProgramFacts& pf = p_.programs_[file_];
+  uint64_t bits = static_cast<uint64_t>(pf.bindsDevice) | static_cast<uint64_t>(pf.usesGradScaler) << 1 |
+                  static_cast<uint64_t>(pf.clearsGradients) << 2;
+  return bits ? mix(4, bits) | 1 : 0;
+}
+
+const ImportedFunction* FileView::function(std::string_view dotted) const {
+  auto [it, fresh] = functions_.try_emplace(std::string(dotted));
+  if (fresh) {
+    std::shared_lock guard(p_.lock_);
+    it->second = functionAnswer(dotted);
+  }
+  return static_cast<const ImportedFunction*>(it->second.value);
+}
+
+const ImportedClass* FileView::cls(std::string_view dotted) const {
+  auto [it, fresh] = classes_.try_emplace(std::string(dotted));
+  if (fresh) {
+    std::shared_lock guard(p_.lock_);
+    it->second = classAnswer(dotted);
+  }
+  return static_cast<const ImportedClass*>(it->second.value);
+}
+
+const CallerContext* FileView::callers(std::string_view qualified) const {
+  auto [it, fresh] = callers_.try_emplace(std::string(qualified));
+  if (fresh) {
+    std::shared_lock guard(p_.lock_);
+    it->second = callersAnswer(qualified);
+  }
+  return static_cast<const CallerContext*>(it->second.value);
+}
+
+const ProgramFacts& FileView::program() const {
+  if (!askedProgram_) {
+    std::shared_lock guard(p_.lock_);
+    askedProgram_ = true;
+    programHash_ = programAnswer();
+  }
+  return p_.programs_[file_];
+}
+
+uint64_t FileView::combine(bool fresh) const {
+  std::vector<uint64_t> parts;
+  for (const auto& [dotted, a] : functions_)
+    if (uint64_t h = fresh ? functionAnswer(dotted).hash : a.hash) parts.push_back(h);
+  for (const auto& [dotted, a] : classes_)
+    if (uint64_t h = fresh ? classAnswer(dotted).hash : a.hash) parts.push_back(h);
+  for (const auto& [name, a] : callers_)
+    if (uint64_t h = fresh ? callersAnswer(name).hash : a.hash) parts.push_back(h);
+  if (askedProgram_)
+    if (uint64_t h = fresh ? programAnswer() : programHash_) parts.push_back(h);
+  if (parts.empty()) return 0;
+  std::sort(parts.begin(), parts.end());
+  uint64_t h = 0x6f6f6d6c696e74ULL;
+  for (uint64_t x : parts) h = mix(h, x);
+  return h;
+}
+
+uint64_t FileView::fingerprint() const {
+  std::shared_lock guard(p_.lock_);
+  return combine(true);
+}
+
+uint64_t FileView::answered() const { return combine(false); }
+
+Questions FileView::questions() const {
+  Questions q;
+  for (const auto& [k, a] : functions_) q.functions.push_back(k);
+  for (const auto& [k, a] : classes_) q.classes.push_back(k);
+  for (const auto& [k, a] : callers_) q.callers.push_back(k);
+  std::sort(q.functions.begin(), q.functions.end());
+  std::sort(q.classes.begin(), q.classes.end());
+  std::sort(q.callers.begin(), q.callers.end());
+  q.program = askedProgram_;
+  return q;
+}
+
+void FileView::restore(const Questions& q) {
+  for (const std::string& k : q.functions) functions_.try_emplace(k);
+  for (const std::string& k : q.classes) classes_.try_emplace(k);
+  for (const std::string& k : q.callers) callers_.try_emplace(k);
+  askedProgram_ = q.program;
+}
+
+std::string FileView::changedAnswers() const {
+  std::shared_lock guard(p_.lock_);
+  std::string out;
+  for (const auto& [dotted, a] : functions_)
+    if (functionAnswer(dotted).hash != a.hash) out += " F:" + dotted;
+  for (const auto& [dotted, a] : classes_)
+    if (classAnswer(dotted).hash != a.hash) out += " C:" + dotted;
+  for (const auto& [name, a] : callers_)
+    if (callersAnswer(name).hash != a.hash) out += " K:" + name;
+  if (askedProgram_ && programAnswer() != programHash_) out += " P";
+  return out;
+}
+
+}  // namespace oomlint::project

@@ -1,0 +1,217 @@
+#include "project/project.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+namespace oomlint::project {
+
+namespace {
+
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+std::string parentOf(const std::string& p) {
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos || slash == 0 ? std::string() : p.substr(0, slash);
+}
+
+std::string baseOf(const std::string& p) {
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+std::string stripPy(const std::string& p) {
+  for (std::string_view ext : {".pyi", ".py"})
+    if (p.size() > ext.size() && p.compare(p.size() - ext.size(), ext.size(), ext) == 0) return p.substr(0, p.size() - ext.size());
+  return {};
+}
+
+std::string dotsToSlashes(std::string_view dotted) {
+  std::string s(dotted);
+  std::replace(s.begin(), s.end(), '.', '/');
+  return s;
+}
+
+std::string slashesToDots(std::string s) {
+  std::replace(s.begin(), s.end(), '/', '.');
+  return s;
+}
+
+void splitDotted(std::string_view dotted, std::string& dots, std::vector<std::string_view>& parts) {
+  size_t i = 0;
+  while (i < dotted.size() && dotted[i] == '.') ++i;
+  dots.assign(dotted.substr(0, i));
+  parts.clear();
+  std::string_view rest = dotted.substr(i);
+  while (!rest.empty()) {
+    size_t dot = rest.find('.');
+    parts.push_back(rest.substr(0, dot));
+    if (dot == std::string_view::npos) break;
+    rest = rest.substr(dot + 1);
+  }
+}
+
+}  // namespace
+
+std::string findRoot(const std::string& absPath) {
+  std::string dir = absPath;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) dir = parentOf(dir);
+  for (; !dir.empty(); dir = parentOf(dir))
+    for (const char* marker : {"/pyproject.toml", "/setup.cfg", "/setup.py", "/.git"})
+      if (exists(dir + marker)) return dir;
+  return {};
+}
+
+Project::Project(std::string root, std::vector<std::string> files) : root_(std::move(root)), files_(std::move(files)) {
+  size_t n = files_.size();
+  for (size_t i = 0; i < n; ++i) byPath_.emplace(files_[i], i);
+  moduleName_.assign(n, {});
+  relDir_.assign(n, {});
+  exports_.assign(n, {});
+  hasExports_.assign(n, 0);
+  programs_.assign(n, {});
+  auto addModule = [&](std::string name, size_t i) {
+    if (name.empty()) return;
+    topNames_.push_back(name.substr(0, name.find('.')));
+    byModule_.try_emplace(std::move(name), i);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& abs = files_[i];
+    std::string noExt = stripPy(abs);
+    if (noExt.empty()) continue;  // a notebook: it imports, nothing imports it
+    bool init = baseOf(noExt) == "__init__";
+    std::string rel = abs.size() > root_.size() + 1 && abs.compare(0, root_.size() + 1, root_ + "/") == 0
+                          ? noExt.substr(root_.size() + 1)
+                          : baseOf(noExt);
+    relDir_[i] = parentOf(rel);
+    byRelPath_.try_emplace(init ? relDir_[i] : rel, i);
+    // Named by the packages above it.
+    std::string name = init ? std::string() : baseOf(noExt);
+    bool packaged = false;
+    for (std::string dir = parentOf(abs); !dir.empty() && byPath_.count(dir + "/__init__.py"); dir = parentOf(dir)) {
+      name = name.empty() ? baseOf(dir) : baseOf(dir) + "." + name;
+      packaged = true;
+    }
+    if (packaged) {
+      moduleName_[i] = name;
+      addModule(name, i);
+    }
+    // Relative to the root and to src/ (namespace packages, src layouts).
+    std::string relName = init ? relDir_[i] : rel;
+    addModule(slashesToDots(relName), i);
+    if (relName.compare(0, 4, "src/") == 0) addModule(slashesToDots(relName.substr(4)), i);
+  }
+  std::sort(topNames_.begin(), topNames_.end());
+  topNames_.erase(std::unique(topNames_.begin(), topNames_.end()), topNames_.end());
+}
+
+size_t Project::indexOf(const std::string& absPath) const {
+  auto it = byPath_.find(absPath);
+  return it == byPath_.end() ? SIZE_MAX : it->second;
+}
+
+bool Project::isPackage(size_t i) const { return baseOf(stripPy(files_[i])) == "__init__"; }
+
+std::string Project::packageOf(size_t i) const {
+  const std::string& name = moduleName_[i];
+  if (name.empty()) return {};
+  if (baseOf(stripPy(files_[i])) == "__init__") return name;
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos ? std::string() : name.substr(0, dot);
+}
+
+size_t Project::resolveModule(size_t from, std::string_view dotted) const {
+  if (dotted.empty()) return SIZE_MAX;
+  if (dotted[0] == '.') {
+    size_t level = 0;
+    while (level < dotted.size() && dotted[level] == '.') ++level;
+    std::string_view rest = dotted.substr(level);
+    std::string pkg = packageOf(from);
+    if (!pkg.empty()) {
+      for (size_t up = 1; up < level; ++up) {
+        size_t dot = pkg.rfind('.');
+        if (dot == std::string::npos) return SIZE_MAX;
+        pkg.resize(dot);
+      }
+      std::string target = rest.empty() ? pkg : pkg + "." + std::string(rest);
+      auto it = byModule_.find(target);
+      return it == byModule_.end() ? SIZE_MAX : it->second;
+    }
+    std::string dir = relDir_[from];
+    for (size_t up = 1; up < level; ++up) dir = parentOf(dir);
+    std::string path = rest.empty() ? dir : (dir.empty() ? "" : dir + "/") + dotsToSlashes(rest);
+    auto it = byRelPath_.find(path);
+    return it == byRelPath_.end() ? SIZE_MAX : it->second;
+  }
+  // A script sees the modules beside it and (through the sys.path tweaks scripts make) above it.
+  std::string path = dotsToSlashes(dotted);
+  for (std::string dir = relDir_[from];; dir = parentOf(dir)) {
+    auto it = byRelPath_.find(dir.empty() ? path : dir + "/" + path);
+    if (it != byRelPath_.end()) return it->second;
+    if (dir.empty()) break;
+  }
+  auto it = byModule_.find(std::string(dotted));
+  return it == byModule_.end() ? SIZE_MAX : it->second;
+}
+
+bool Project::mayBeProject(size_t from, std::string_view dotted) const {
+  if (dotted.empty()) return false;
+  if (dotted[0] == '.') return true;
+  std::string_view first = dotted.substr(0, dotted.find('.'));
+  if (std::binary_search(topNames_.begin(), topNames_.end(), first)) return true;
+  for (std::string dir = relDir_[from];; dir = parentOf(dir)) {
+    if (byRelPath_.count(dir.empty() ? std::string(first) : dir + "/" + std::string(first))) return true;
+    if (dir.empty()) return false;
+  }
+}
+
+Symbol Project::resolve(size_t from, std::string_view dotted) const { return resolveIn(from, dotted, 0); }
+
+Symbol Project::resolveIn(size_t from, std::string_view dotted, int depth) const {
+  std::string dots;
+  std::vector<std::string_view> parts;
+  splitDotted(dotted, dots, parts);
+  for (size_t k = parts.size() + 1; k-- > 0;) {
+    std::string mod = dots;
+    for (size_t p = 0; p < k; ++p) {
+      if (p) mod += '.';
+      mod += parts[p];
+    }
+    if (mod.empty()) continue;
+    size_t j = resolveModule(from, mod);
+    if (j == SIZE_MAX) continue;
+    std::string rest;
+    for (size_t p = k; p < parts.size(); ++p) {
+      if (p > k) rest += '.';
+      rest += parts[p];
+    }
+    if (rest.empty()) return {j, {}};
+    // A name the module imports from elsewhere (`__init__.py` re-exports): follow it.
+    std::string_view head = parts[k];
+    const auto& imports = exports_[j].imports;
+    auto it = std::lower_bound(imports.begin(), imports.end(), head,
+                               [](const std::pair<std::string, std::string>& e, std::string_view h) { return e.first < h; });
+    if (it != imports.end() && it->first == head && depth < 8) {
+      std::string target = it->second;
+      for (size_t p = k + 1; p < parts.size(); ++p) target += "." + std::string(parts[p]);
+      Symbol s = resolveIn(j, target, depth + 1);
+      if (s.found()) return s;
+      return {};
+    }
+    return {j, rest};
+  }
+  return {};
+}
+
+void Project::setExports(size_t i, FileExports e) {
+  exports_[i] = std::move(e);
+  hasExports_[i] = 1;
+}
+
+std::unique_ptr<FileView> Project::viewFor(size_t i) const { return std::make_unique<FileView>(*this, i); }
+
+}  // namespace oomlint::project

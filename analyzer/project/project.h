@@ -1,0 +1,152 @@
+#pragma once
+/// The project: its root, its Python modules and their names, the import graph, and what each
+/// module exports, linked into the answers one file's facts ask for (project_view.h).
+///
+/// Module names follow Python's rules where they can be known without running anything: a file
+/// is named by the packages (`__init__.py` folders) above it, and also relative to the project
+/// root and to `src/` (namespace packages, src layouts); a script also sees the modules beside it
+/// and in the folders above it up to the root (what `python train.py` and `sys.path` tweaks give).
+/// Relative imports resolve against the importing module's package; names re-exported through a
+/// module's imports (`__init__.py`) are followed.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "facts/project_view.h"
+#include "project/exports.h"
+#include "project/serialize.h"
+
+namespace oomlint::project {
+
+/// The nearest folder at or above `absPath` holding pyproject.toml, setup.cfg, setup.py or .git;
+/// "" when there is none.
+std::string findRoot(const std::string& absPath);
+
+/// A symbol of the project: a module (name empty) or a name defined in it (`evaluate`, `Trainer.fit`).
+struct Symbol {
+  size_t file = SIZE_MAX;
+  std::string name;
+  bool found() const { return file != SIZE_MAX; }
+};
+
+class FileView;
+
+class Project {
+ public:
+  /// `files`: absolute paths of the project's Python modules.
+  Project(std::string root, std::vector<std::string> files);
+
+  const std::string& root() const { return root_; }
+  size_t size() const { return files_.size(); }
+  const std::string& file(size_t i) const { return files_[i]; }
+  /// The module is a package's `__init__`.
+  bool isPackage(size_t i) const;
+  /// Index of an absolute path, or SIZE_MAX.
+  size_t indexOf(const std::string& absPath) const;
+
+  /// The module a dotted module name denotes from file `from` (`.utils`, `pkg.utils`, `utils`), or SIZE_MAX.
+  size_t resolveModule(size_t from, std::string_view dotted) const;
+  /// What a dotted name used in file `from` denotes, following re-exports; needs the exports of
+  /// the modules it passes through.
+  Symbol resolve(size_t from, std::string_view dotted) const;
+  /// The name's first component names a module of the project (cheap; no exports needed).
+  bool mayBeProject(size_t from, std::string_view dotted) const;
+
+  /// Sets a file's exports (between rounds of analysis, never while views are in use).
+  void setExports(size_t i, FileExports e);
+  /// Sets a file's exports while other files are analysed: its functions and classes answer the
+  /// views of files analysed after it at once (callers and programs wait for link()).
+  void publish(size_t i, FileExports e);
+  const FileExports& exports(size_t i) const { return exports_[i]; }
+  /// Works out what the exports imply together: class hierarchies, the callers of each function,
+  /// each program's facts. Call after setting exports, before making views.
+  void link();
+
+  /// A view for analysing file `i`: answers from the linked state, recording each question.
+  std::unique_ptr<FileView> viewFor(size_t i) const;
+
+ private:
+  friend class FileView;
+  struct ClassState {
+    ImportedClass info;
+    bool informative = false;  // module, accumulator, or a method with a summary
+    bool tensor = false;       // a tensor subclass (never informative: tensors' methods are known)
+  };
+  const ImportedFunction* findFunction(const Symbol& s, int depth = 0) const;
+  const ClassState* findClass(const Symbol& s) const;
+  Symbol resolveIn(size_t from, std::string_view dotted, int depth) const;
+  std::string packageOf(size_t i) const;
+  void addFunctions(size_t j);
+  void addClasses(size_t j);
+  mutable std::shared_mutex lock_;  // views read while publish() writes
+
+  std::string root_;
+  std::vector<std::string> files_;
+  std::unordered_map<std::string, size_t> byPath_;
+  std::unordered_map<std::string, size_t> byModule_;   // dotted module name -> file
+  std::unordered_map<std::string, size_t> byRelPath_;  // root-relative path without `.py` (and package folders) -> file
+  std::vector<std::string> moduleName_;                // per file: its package-climbed name ("" when outside packages)
+  std::vector<std::string> relDir_;                    // per file: its folder, root-relative ("" at the root)
+  std::vector<FileExports> exports_;
+  std::vector<char> hasExports_;  // per file: analysed (or read from the cache) in this run
+  // linked state
+  struct FunctionState {
+    ImportedFunction info;
+    uint64_t hash = 0;
+  };
+  std::unordered_map<std::string, FunctionState> functions_;     // "<file>\n<name>" -> function
+  std::unordered_map<std::string, ClassState> classes_;          // "<file>\n<class>" -> state
+  std::unordered_map<std::string, CallerContext> callers_;       // "<file>\n<name>" -> callers elsewhere
+  std::vector<ProgramFacts> programs_;                           // per file
+  std::deque<Summary> summaries_;                                // stable storage for functions_
+  std::vector<std::string> topNames_;                            // first components of module names
+};
+
+/// The answers one file's facts get, each question recorded with its answer so a later run can
+/// tell whether anything the file relied on changed.
+class FileView final : public ProjectView {
+ public:
+  FileView(const Project& p, size_t file) : p_(p), file_(file) {}
+  const ImportedFunction* function(std::string_view dotted) const override;
+  const ImportedClass* cls(std::string_view dotted) const override;
+  const CallerContext* callers(std::string_view qualified) const override;
+  const ProgramFacts& program() const override;
+  /// A hash of every answer the project gives now to the questions asked (0 when none says
+  /// anything: the file alone). Differs from answered() exactly when an answer changed.
+  uint64_t fingerprint() const;
+  /// The same hash over the answers given when the questions were asked.
+  uint64_t answered() const;
+  /// The questions whose answers changed since they were asked (for --verbose).
+  std::string changedAnswers() const;
+  /// The questions asked, for the cache; restore() gives a view of a cached module the same
+  /// questions (their old answers are not needed: fingerprint() asks afresh).
+  Questions questions() const;
+  void restore(const Questions& q);
+
+ private:
+  struct Answer {
+    const void* value = nullptr;
+    uint64_t hash = 0;  // 0: says nothing
+  };
+  Answer functionAnswer(std::string_view dotted) const;
+  Answer classAnswer(std::string_view dotted) const;
+  Answer callersAnswer(std::string_view qualified) const;
+  uint64_t programAnswer() const;
+  uint64_t combine(bool fresh) const;
+
+  const Project& p_;
+  size_t file_;
+  // Every question asked so far, with the answer given (memoised: the passes ask the same names often).
+  mutable std::unordered_map<std::string, Answer> functions_, classes_, callers_;
+  mutable bool askedProgram_ = false;
+  mutable uint64_t programHash_ = 0;
+};
+
+}  // namespace oomlint::project

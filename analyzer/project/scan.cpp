@@ -1,0 +1,111 @@
+#include "project/scan.h"
+
+namespace oomlint::project {
+
+namespace {
+
+bool isNameChar(char c) { return c == '_' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+/// The statement starting at `pos` (a line's first non-blank), through parentheses and
+/// backslash continuations.
+std::string_view statementAt(std::string_view src, size_t pos, size_t& end) {
+  int depth = 0;
+  size_t i = pos;
+  for (; i < src.size(); ++i) {
+    char c = src[i];
+    if (c == '(') ++depth;
+    else if (c == ')') --depth;
+    else if (c == '#') {
+      while (i < src.size() && src[i] != '\n') ++i;
+      if (depth <= 0) break;
+    } else if (c == '\\' && i + 1 < src.size() && src[i + 1] == '\n') ++i;
+    else if (c == '\n' && depth <= 0) break;
+  }
+  end = i;
+  return src.substr(pos, i - pos);
+}
+
+/// Splits `a as b, c.d` (parentheses and newlines allowed) into the names before `as`.
+std::vector<std::string> names(std::string_view list) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool skipping = false;  // after `as`, until the comma
+  size_t i = 0;
+  auto flush = [&] {
+    if (!cur.empty()) out.push_back(cur);
+    cur.clear();
+  };
+  while (i < list.size()) {
+    char c = list[i];
+    if (c == ',') {
+      flush();
+      skipping = false;
+      ++i;
+      continue;
+    }
+    if (isNameChar(c)) {
+      size_t j = i;
+      while (j < list.size() && isNameChar(list[j])) ++j;
+      std::string_view word = list.substr(i, j - i);
+      if (word == "as") {
+        flush();
+        skipping = true;
+      } else if (!skipping && cur.empty()) {
+        cur = std::string(word);
+      }
+      i = j;
+      continue;
+    }
+    ++i;
+  }
+  flush();
+  return out;
+}
+
+}  // namespace
+
+std::vector<ScannedImport> scanImports(std::string_view src) {
+  std::vector<ScannedImport> out;
+  size_t pos = 0;
+  while (pos < src.size()) {
+    size_t lineEnd = src.find('\n', pos);
+    if (lineEnd == std::string_view::npos) lineEnd = src.size();
+    size_t first = pos;
+    while (first < lineEnd && (src[first] == ' ' || src[first] == '\t')) ++first;
+    std::string_view rest = src.substr(first, lineEnd - first);
+    // Only the module's own top-level imports: one inside a function runs when it is called (how
+    // Python code breaks import cycles), and ordering on it would tie the cycle back.
+    bool top = first == pos;
+    bool isImport = top && rest.substr(0, 7) == "import ";
+    bool isFrom = top && rest.substr(0, 5) == "from ";
+    if (!isImport && !isFrom) {
+      pos = lineEnd + 1;
+      continue;
+    }
+    size_t end = 0;
+    std::string_view stmt = statementAt(src, first, end);
+    if (isImport) {
+      for (std::string& n : names(stmt.substr(7))) out.push_back({std::move(n), {}, true});
+    } else {
+      size_t kw = stmt.find(" import");
+      if (kw != std::string_view::npos) {
+        std::string_view module = stmt.substr(5, kw - 5);
+        while (!module.empty() && module.front() == ' ') module.remove_prefix(1);
+        while (!module.empty() && module.back() == ' ') module.remove_suffix(1);
+        std::string base(module);
+        bool onlyDots = base.find_first_not_of('.') == std::string::npos;
+        bool any = false;
+        for (std::string& n : names(stmt.substr(kw + 7))) {
+          if (n == "*") continue;
+          out.push_back({onlyDots ? base + n : base + "." + n, base});
+          any = true;
+        }
+        if (!any) out.push_back({base, {}});
+      }
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace oomlint::project

@@ -1,0 +1,209 @@
+// Whole-project fixtures: every folder of fixtures/projects is one project. Each of its Python
+// files carries inline expectations as the single-file fixtures do: a line ending in
+// `# expect: OOM101` must produce exactly those findings when the project is checked, and every
+// other line none. A file with `# alone: CODES` markers is also checked by itself (as before the
+// project analysis): then exactly the `# alone:` lines have findings, which shows what the rest of
+// the project changed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "engine/engine.h"
+#include "project/analyze.h"
+
+namespace fs = std::filesystem;
+using namespace oomlint;
+
+namespace {
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+using Expected = std::map<uint32_t, std::multiset<std::string>>;
+
+Expected markers(const std::string& source, const std::string& marker, bool& any) {
+  Expected out;
+  std::istringstream in(source);
+  std::string line;
+  uint32_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    size_t pos = line.find(marker);
+    if (pos == std::string::npos) continue;
+    any = true;
+    std::stringstream ss(line.substr(pos + marker.size()));
+    std::string code;
+    while (std::getline(ss, code, ',')) {
+      code.erase(0, code.find_first_not_of(" \t"));
+      code.erase(code.find_last_not_of(" \t\r") + 1);
+      // `# expect: OOM101  # alone: ...`: a code ends at the next marker.
+      if (size_t hash = code.find(" #"); hash != std::string::npos) code.erase(hash);
+      code.erase(code.find_last_not_of(" \t\r") + 1);
+      if (!code.empty() && code != "none") out[n].insert(code);
+    }
+  }
+  return out;
+}
+
+CheckOptions everyRuleSelected() {
+  SelectorSet s;
+  s.select = {"ALL"};
+  s.selectGiven = true;
+  CheckOptions o;
+  o.selection = RuleSelection(s);
+  return o;
+}
+
+std::vector<fs::path> projectFiles(const fs::path& root) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file() && e.path().extension() == ".py") out.push_back(fs::absolute(e.path()).lexically_normal());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// Findings per file of the project, checked as one project.
+std::map<std::string, std::vector<Finding>> checkAsProject(const fs::path& root, int* rounds = nullptr) {
+  std::vector<fs::path> files = projectFiles(root);
+  std::vector<std::string> abs;
+  for (const fs::path& f : files) abs.push_back(f.string());
+  project::Project p(fs::absolute(root).lexically_normal().string(), abs);
+  project::ProjectCheck check;
+  CheckOptions opts = everyRuleSelected();
+  check.report.assign(abs.size(), true);
+  check.displayPath = abs;
+  check.options = [&](size_t) -> const CheckOptions& { return opts; };
+  static const std::string key;
+  check.selectionKey = [&](size_t) -> const std::string& { return key; };
+  std::map<std::string, std::vector<Finding>> out;
+  check.onResult = [&](size_t i, FileResult&& r) { out[abs[i]] = std::move(r.findings); };
+  int n = project::checkProject(p, check);
+  if (rounds) *rounds = n;
+  return out;
+}
+
+void expectMatches(const std::string& label, const Expected& expected, const std::vector<Finding>& findings) {
+  Expected actual;
+  for (const Finding& f : findings) actual[f.span.line].insert(std::string(f.code));
+  for (const auto& [line, codes] : expected) {
+    auto it = actual.find(line);
+    EXPECT_EQ(codes, it == actual.end() ? std::multiset<std::string>{} : it->second) << label << ":" << line;
+  }
+  for (const Finding& f : findings)
+    if (!expected.count(f.span.line)) ADD_FAILURE() << label << ":" << f.span.line << ": unexpected " << f.code << " " << f.message;
+}
+
+std::vector<fs::path> projects() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(fs::path(OOMLINT_FIXTURES) / "projects"))
+    if (e.is_directory()) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+class ProjectFixture : public ::testing::TestWithParam<fs::path> {};
+
+TEST_P(ProjectFixture, FindingsMatchInlineExpectations) {
+  const fs::path& root = GetParam();
+  auto found = checkAsProject(root);
+  size_t expectedFindings = 0;
+  for (const fs::path& f : projectFiles(root)) {
+    std::string source = readFile(f);
+    bool anyExpect = false, anyAlone = false;
+    Expected inProject = markers(source, "# expect:", anyExpect);
+    Expected alone = markers(source, "# alone:", anyAlone);
+    for (const auto& [line, codes] : inProject) expectedFindings += codes.size();
+    std::string label = fs::relative(f, root).string();
+    expectMatches(label, inProject, found[f.string()]);
+    if (anyAlone) expectMatches(label + " (alone)", alone, checkSource(f.string(), source, everyRuleSelected()).findings);
+  }
+  // A project without a single expected finding is a negative fixture: it must still say so by
+  // holding at least one `# alone:` line, so nothing here passes by checking nothing.
+  if (expectedFindings == 0) {
+    bool anyAlone = false;
+    for (const fs::path& f : projectFiles(root)) markers(readFile(f), "# alone:", anyAlone);
+    EXPECT_TRUE(anyAlone) << root.filename() << " expects no finding in the project and none alone: it tests nothing";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Projects, ProjectFixture, ::testing::ValuesIn(projects()),
+                         [](const ::testing::TestParamInfo<fs::path>& info) {
+                           std::string n = info.param.filename().string();
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(ProjectModel, ModuleNamesRelativeImportsAndReExports) {
+  fs::path root = fs::path(OOMLINT_FIXTURES) / "projects" / "src_layout_reexport";
+  std::vector<std::string> abs;
+  for (const fs::path& f : projectFiles(root)) abs.push_back(f.string());
+  project::Project p(fs::absolute(root).lexically_normal().string(), abs);
+  auto index = [&](const std::string& rel) { return p.indexOf((fs::absolute(root) / rel).lexically_normal().string()); };
+  size_t train = index("train.py"), helpers = index("src/trainkit/helpers.py"), init = index("src/trainkit/__init__.py");
+  ASSERT_NE(train, SIZE_MAX);
+  // src layout: `trainkit` is the package under src/.
+  EXPECT_EQ(p.resolveModule(train, "trainkit"), init);
+  EXPECT_EQ(p.resolveModule(train, "trainkit.helpers"), helpers);
+  // Relative imports resolve against the importing module's package.
+  EXPECT_EQ(p.resolveModule(init, ".helpers"), helpers);
+  EXPECT_EQ(p.resolveModule(helpers, "."), init);
+  EXPECT_EQ(p.resolveModule(train, "numpy"), SIZE_MAX);
+  EXPECT_TRUE(p.mayBeProject(train, "trainkit.record"));
+  EXPECT_FALSE(p.mayBeProject(train, "torch.nn.functional"));
+}
+
+TEST(ProjectCheck, DependencyTextChangesKeepTheImportersCachedFindings) {
+  // Analysed in rounds until no answer changes; a second, cached run reads nothing again.
+  fs::path tmp = fs::temp_directory_path() / ("oomlint_project_cache_" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::copy(fs::path(OOMLINT_FIXTURES) / "projects" / "eval_helpers_across_modules", tmp, fs::copy_options::recursive);
+  std::vector<std::string> abs;
+  for (const fs::path& f : projectFiles(tmp)) abs.push_back(f.string());
+  std::string dir = (tmp / ".cache").string(), warning;
+  CheckOptions opts = everyRuleSelected();
+  static const std::string key = "k";
+  auto run = [&](std::vector<size_t>& perRound, size_t& fromCache, std::map<std::string, size_t>& counts) {
+    ResultCache cache(dir, warning);
+    project::Project p(tmp.string(), abs);
+    project::ProjectCheck check;
+    check.report.assign(abs.size(), true);
+    check.displayPath = abs;
+    check.options = [&](size_t) -> const CheckOptions& { return opts; };
+    check.selectionKey = [&](size_t) -> const std::string& { return key; };
+    check.cache = &cache;
+    check.onResult = [&](size_t i, FileResult&& r) { counts[fs::path(abs[i]).filename().string()] = r.findings.size(); };
+    project::checkProject(p, check);
+    EXPECT_EQ(cache.save(), "");
+    perRound = check.analysedPerRound;
+    fromCache = check.fromCache;
+  };
+  std::vector<size_t> rounds;
+  size_t cached = 0;
+  std::map<std::string, size_t> first, second, third;
+  run(rounds, cached, first);
+  EXPECT_EQ(cached, 0u);
+  EXPECT_EQ(rounds.front(), abs.size());
+  run(rounds, cached, second);
+  EXPECT_EQ(cached, abs.size());
+  EXPECT_EQ(rounds, std::vector<size_t>{0});  // nothing parsed
+  EXPECT_EQ(first, second);
+  // A change to the helpers' text that leaves their summaries alone: only that file is read.
+  std::ofstream(tmp / "utils.py", std::ios::app) << "\n\ndef unrelated():\n    return 1\n";
+  run(rounds, cached, third);
+  EXPECT_EQ(rounds, std::vector<size_t>{1});
+  EXPECT_EQ(first, third);
+  fs::remove_all(tmp);
+}
