@@ -572,3 +572,39 @@ TEST_F(Cli, SelectorsTakeCommaListsAsRuffDoes) {
   Result ignored = run("check --no-cache --output-format concise --ignore OOM102,OOM101 leaky.py", dir);
   EXPECT_EQ(0, ignored.rc) << ignored.out << ignored.err;
 }
+
+TEST_F(Cli, NamedFilesOfAProjectAreCheckedWithTheRestOfIt) {
+  // Pre-commit passes only the changed files: utils.py alone is reported, with what train.py (read,
+  // not reported) says of its callers.
+  fs::copy(fs::path(OOMLINT_FIXTURES) / "projects" / "eval_helpers_across_modules", dir, fs::copy_options::recursive);
+  Result named = run("check --no-cache --output-format concise utils.py", dir);
+  EXPECT_EQ(1, named.rc);
+  EXPECT_NE(std::string::npos, named.out.find("utils.py:19:")) << named.out;  // run_batches, after model.eval()
+  EXPECT_EQ(std::string::npos, named.out.find("utils.py:10:")) << named.out;  // evaluate runs under no_grad
+  EXPECT_EQ(std::string::npos, named.out.find("train.py")) << named.out;
+  Result alone = run("check --no-cache --no-project --output-format concise utils.py", dir);
+  EXPECT_NE(std::string::npos, alone.out.find("utils.py:10:")) << alone.out;
+  EXPECT_EQ(std::string::npos, alone.out.find("utils.py:19:")) << alone.out;
+  // From a subfolder, the root is still the folder holding pyproject.toml.
+  fs::create_directories(dir / "sub");
+  Result verbose = run("check --no-cache -v ../utils.py", dir / "sub");
+  EXPECT_NE(std::string::npos, verbose.err.find("oomlint: project " + fs::canonical(dir).string() + ": 2 modules")) << verbose.err;
+  // Cached: the second run parses nothing and says the same.
+  Result first = run("check --output-format concise utils.py", dir);
+  Result second = run("check -v --output-format concise utils.py", dir);
+  EXPECT_EQ(first.out, named.out);
+  EXPECT_EQ(second.out, named.out);
+  EXPECT_NE(std::string::npos, second.err.find("(2 from the cache)")) << second.err;
+}
+
+TEST_F(Cli, AFileOutsideAnyProjectReadsOnlyWhatItImports) {
+  spit(dir / "helpers.py", "import torch\n\ndef loss_of(model, x):\n    return model(x).sum()\n");
+  spit(dir / "train.py",
+       "import torch\nfrom helpers import loss_of\n\ndef train(model, loader, opt):\n    total = 0\n    for x in loader:\n"
+       "        opt.zero_grad()\n        loss = loss_of(model, x)\n        loss.backward()\n        opt.step()\n"
+       "        total += loss_of(model, x)\n    return total\n");
+  spit(dir / "unrelated.py", "import torch\n");
+  Result r = run("check --no-cache -v --output-format concise train.py", dir);
+  EXPECT_NE(std::string::npos, r.out.find("train.py:11:9: OOM101")) << r.out << r.err;
+  EXPECT_NE(std::string::npos, r.err.find(": 2 modules")) << r.err;  // train.py and helpers.py, not unrelated.py
+}

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.h"
@@ -496,4 +497,45 @@ TEST(Lsp, NotebookDocumentsAreCheckedAcrossCellsAndReportedPerCell) {
   EXPECT_TRUE(c.response(5).contains("result"));
   c.notify("exit", nullptr);
   EXPECT_EQ(0, c.wait());
+}
+
+TEST(Lsp, EditingAModuleRepublishesTheOpenModulesThatDependOnIt) {
+  // utils.evaluate() runs under train.py's no_grad; when an edit of train.py drops the no_grad,
+  // the open utils.py is published again with the finding the project now implies.
+  fs::path dir = fs::temp_directory_path() / ("oomlint_lsp_project_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(fs::path(OOMLINT_FIXTURES) / "projects" / "eval_helpers_across_modules", dir, fs::copy_options::recursive);
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string utils = read(dir / "utils.py"), train = read(dir / "train.py");
+  std::string utilsUri = "file://" + (dir / "utils.py").string(), trainUri = "file://" + (dir / "train.py").string();
+  auto codes = [](const json& diags) {
+    std::multiset<std::string> out;
+    for (const json& d : diags) out.insert(d["code"].get<std::string>());
+    return out;
+  };
+  LspClient c;
+  c.initialize();
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", utilsUri}, {"languageId", "python"}, {"version", 1}, {"text", utils}}}});
+  json first = c.diagnosticsFor(utilsUri);
+  ASSERT_TRUE(first.is_array());
+  EXPECT_EQ(codes(first), std::multiset<std::string>{"OOM201"});  // run_batches only: evaluate runs under no_grad
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", trainUri}, {"languageId", "python"}, {"version", 1}, {"text", train}}}});
+  ASSERT_TRUE(c.diagnosticsFor(trainUri).is_array());
+  std::string edited = train;
+  std::string guarded = "    with torch.no_grad():\n        evaluate(model, loader)\n";
+  ASSERT_NE(std::string::npos, edited.find(guarded));
+  edited.replace(edited.find(guarded), guarded.size(), "    evaluate(model, loader)\n");
+  c.notify("textDocument/didChange", {{"textDocument", {{"uri", trainUri}, {"version", 2}}}, {"contentChanges", json::array({{{"text", edited}}})}});
+  json again = c.diagnosticsFor(utilsUri);
+  ASSERT_TRUE(again.is_array()) << "utils.py was not published again after train.py changed";
+  EXPECT_EQ(codes(again), (std::multiset<std::string>{"OOM201", "OOM201"}));
+  // Closing train.py unsaved: its file on disk (with the no_grad) stands for it again.
+  c.notify("textDocument/didClose", {{"textDocument", {{"uri", trainUri}}}});
+  json closed = c.diagnosticsFor(utilsUri);
+  ASSERT_TRUE(closed.is_array());
+  EXPECT_EQ(codes(closed), std::multiset<std::string>{"OOM201"});
+  fs::remove_all(dir);
 }

@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "notebook/notebook.h"
@@ -36,10 +37,14 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
   // Each named path's project: the nearest folder with pyproject.toml, setup.cfg, setup.py or
   // .git; without one, the named folder (or a named file's folder).
   std::vector<std::pair<std::string, std::string>> argRoots;  // (absolute argument, its root)
+  std::set<std::string> shallow;  // roots that are a named file's folder: only its own modules are read
   for (const std::string& p : args.pathArgs) {
     std::string abs = absolutePath(p);
     std::string root = args.projectRoot.empty() ? project::findRoot(abs) : absolutePath(args.projectRoot);
-    if (root.empty()) root = isDirectory(abs) ? abs : parentDir(abs);
+    if (root.empty()) {
+      root = isDirectory(abs) ? abs : parentDir(abs);
+      if (!isDirectory(abs)) shallow.insert(root);
+    }
     argRoots.emplace_back(abs, root);
   }
   std::map<std::string, std::vector<size_t>> byRoot;  // root -> indices into files
@@ -53,7 +58,10 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
         break;
       }
     if (root.empty()) root = args.projectRoot.empty() ? project::findRoot(abs) : absolutePath(args.projectRoot);
-    if (root.empty() || !under(abs, root)) root = parentDir(abs);
+    if (root.empty() || !under(abs, root)) {
+      root = parentDir(abs);
+      shallow.insert(root);
+    }
     byRoot[root].push_back(i);
   }
   CheckOptions readOnly;  // the options of modules read only for their summaries
@@ -69,8 +77,11 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
         walkedIndex.push_back(i);
       }
     }
-    WalkResult all = collectFiles({root}, resolver, args.walk);
-    for (const std::string& f : all.files) {
+    // A folder without a project marker above a named file: the modules the named files import,
+    // not the tree under it (`oomlint check /tmp/x.py` must not read all of /tmp).
+    std::vector<std::string> others = shallow.count(root) ? project::importClosure(root, absFiles, project::modulesBeside(root))
+                                                          : collectFiles({root}, resolver, args.walk).files;
+    for (const std::string& f : others) {
       if (!isPythonPath(f)) continue;
       std::string abs = absolutePath(f);
       if (index.try_emplace(abs, absFiles.size()).second) {

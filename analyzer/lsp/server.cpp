@@ -12,6 +12,7 @@
 #include "fix/fix.h"
 #include "lsp/document.h"
 #include "lsp/notebook_sync.h"
+#include "lsp/projects.h"
 #include "lsp/transport.h"
 #include "python/incremental.h"
 #include "report/report.h"
@@ -69,6 +70,8 @@ class Server final : public NotebookHost {
   bool relatedInformation_ = false;  // the client shows Diagnostic.relatedInformation
   std::map<std::string, std::unique_ptr<Document>> docs_;
   NotebookSync notebooks_{*this};
+  Projects projects_;
+  int cascade_ = 0;  // how deep analysing one document has led to analysing its importers
 
   // ------------------------------------------------------------------ plumbing
 
@@ -120,9 +123,22 @@ class Server final : public NotebookHost {
       if (Document* d = find(params)) analyze(*d);  // configuration may have changed with it
     } else if (method == "textDocument/didClose") {
       std::string uri = params["textDocument"]["uri"];
+      auto it = docs_.find(uri);
+      std::string path = it != docs_.end() && it->second->notebook.empty() ? it->second->path : std::string();
       docs_.erase(uri);
       notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
-    } else if (method == "workspace/didChangeWatchedFiles" || method == "workspace/didChangeConfiguration") {
+      if (isPythonPath(path)) reanalyse(projects_.closed(path));  // its file on disk stands for it again
+    } else if (method == "workspace/didChangeWatchedFiles") {
+      // Modules changed on disk (a checkout, a save elsewhere): what they export is read again.
+      if (params.contains("changes") && params["changes"].is_array())
+        for (json& c : params["changes"]) {
+          std::string path = uriToPath(c.value("uri", ""));
+          bool open = false;
+          for (auto& [uri, doc] : docs_) open = open || absolutePath(doc->path) == absolutePath(path);
+          if (isPythonPath(path) && !open) projects_.fileChanged(path);
+        }
+      for (auto& [uri, d] : docs_) analyze(*d);  // configuration is read afresh per analysis
+    } else if (method == "workspace/didChangeConfiguration") {
       for (auto& [uri, d] : docs_) analyze(*d);  // configuration is read afresh per analysis
     } else if (method == "textDocument/diagnostic") {
       Document* d = find(params);
@@ -313,8 +329,25 @@ class Server final : public NotebookHost {
     } else if (language == DocumentLanguage::Python && d.text.find('\0') == std::string::npos) {
       d.module = d.python.model(d.path, d.text);  // the per-statement incremental model
     }
-    if (d.module) d.findings = analyzeModule(*d.module, optionsFor(d.path));
+    std::vector<std::string> importers;
+    if (d.module && language == DocumentLanguage::Python)  // with the rest of its project
+      importers = projects_.analyse(d.path, optionsFor(d.path), [&](const CheckOptions& o) { return analyzeModule(*d.module, o); },
+                                    d.findings);
+    else if (d.module)
+      d.findings = analyzeModule(*d.module, optionsFor(d.path));
     notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", diagnostics(d)}});
+    reanalyse(importers);
+  }
+
+  /// Open documents whose answers from the rest of their project changed: analysed and published
+  /// again (what they learn may change what they export in turn, a few levels deep).
+  void reanalyse(const std::vector<std::string>& paths) {
+    if (paths.empty() || cascade_ >= 4) return;
+    ++cascade_;
+    for (const std::string& path : paths)
+      for (auto& [uri, doc] : docs_)
+        if (doc->notebook.empty() && absolutePath(doc->path) == path) analyze(*doc);
+    --cascade_;
   }
 
   json diagnostic(const Document& d, const Finding& f) const {

@@ -157,6 +157,38 @@ void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& 
 
 }  // namespace
 
+std::vector<std::string> importClosure(const std::string& root, const std::vector<std::string>& start,
+                                       const std::vector<std::string>& candidates) {
+  std::vector<std::string> all = start;
+  for (const std::string& c : candidates)
+    if (std::find(start.begin(), start.end(), c) == start.end()) all.push_back(c);
+  Project names(root, all);  // module names only: nothing is read to build it
+  std::vector<char> taken(all.size(), 0);
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < start.size(); ++i) {
+    taken[i] = 1;
+    pending.push_back(i);
+  }
+  while (!pending.empty()) {
+    size_t i = pending.back();
+    pending.pop_back();
+    std::string source;
+    if (!readSourceFile(all[i], source).empty()) continue;
+    for (const ScannedImport& imp : scanImports(source)) {
+      size_t j = names.resolveModule(i, imp.name);
+      if (j == SIZE_MAX && !imp.fallback.empty()) j = names.resolveModule(i, imp.fallback);
+      if (j != SIZE_MAX && !taken[j]) {
+        taken[j] = 1;
+        pending.push_back(j);
+      }
+    }
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (taken[i]) out.push_back(all[i]);
+  return out;
+}
+
 int checkProject(Project& p, const ProjectCheck& check) {
   size_t n = p.size();
   std::vector<std::unique_ptr<FileView>> views(n);

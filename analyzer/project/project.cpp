@@ -1,5 +1,6 @@
 #include "project/project.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -64,6 +65,22 @@ std::string findRoot(const std::string& absPath) {
     for (const char* marker : {"/pyproject.toml", "/setup.cfg", "/setup.py", "/.git"})
       if (exists(dir + marker)) return dir;
   return {};
+}
+
+std::vector<std::string> modulesBeside(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.empty() || name[0] == '.' || stripPy(name).empty()) continue;
+    std::string path = dir + "/" + name;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) out.push_back(path);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Project::Project(std::string root, std::vector<std::string> files) : root_(std::move(root)), files_(std::move(files)) {

@@ -29,6 +29,10 @@ namespace oomlint::project {
 /// "" when there is none.
 std::string findRoot(const std::string& absPath);
 
+/// The Python modules directly in `dir` (not in its subfolders): the project of a file that has
+/// no root above it is the folder it sits in.
+std::vector<std::string> modulesBeside(const std::string& dir);
+
 /// A symbol of the project: a module (name empty) or a name defined in it (`evaluate`, `Trainer.fit`).
 struct Symbol {
   size_t file = SIZE_MAX;
