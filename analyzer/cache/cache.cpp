@@ -97,6 +97,8 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
       }
       entries_[path] = std::move(entry);
     }
+    if (doc.contains("projects"))
+      for (const auto& [root, state] : doc["projects"].items()) projects_[root] = state.get<std::string>();
   } catch (const std::exception&) {
     entries_.clear();
     warning = "cache " + file_ + " is corrupt; discarding it";
@@ -175,6 +177,20 @@ void ResultCache::store(const std::string& absPath, const std::string& selection
   dirty_ = true;
 }
 
+std::string ResultCache::projectState(const std::string& root) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = projects_.find(root);
+  return it == projects_.end() ? std::string() : it->second;
+}
+
+void ResultCache::setProjectState(const std::string& root, std::string state) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, fresh] = projects_.try_emplace(root);
+  if (!fresh && it->second == state) return;
+  it->second = std::move(state);
+  dirty_ = true;
+}
+
 std::string ResultCache::save() {
   if (!dirty_) return {};
   json files = json::object();
@@ -198,7 +214,7 @@ std::string ResultCache::save() {
                    {"cached_at", e.cachedAt}, {"hash", e.hash}, {"findings", fs}};
     if (!e.project.empty()) files[path]["project"] = e.project;
   }
-  json doc = {{"version", kCacheVersion}, {"files", files}};
+  json doc = {{"version", kCacheVersion}, {"files", files}, {"projects", projects_}};
   if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) return "cannot create " + dir_ + ": " + std::strerror(errno);
   // A marker that keeps the cache out of version control, as ruff does.
   std::string gitignore = dir_ + "/.gitignore";

@@ -222,6 +222,37 @@ int checkProject(Project& p, const ProjectCheck& check) {
     return exports;
   };
 
+  // The project as the last check left it, every module unchanged and every answer settled:
+  // the named files' findings are their entries' (nothing is decoded, linked or parsed).
+  uint64_t listHash = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; ++i) listHash = ResultCache::hashContent(std::to_string(listHash) + p.file(i));
+  std::string settledState = std::to_string(listHash) + " settled";
+  if (check.cache && check.cache->projectState(p.root()) == settledState) {
+    bool unchanged = true;
+    for (size_t i = 0; i < n && unchanged; ++i)
+      unchanged = check.cache->lookupStored(p.file(i), stored[i]) && !stored[i].project.empty() &&
+                  (!check.report[i] || stored[i].selection == check.selectionKey(i));
+    if (unchanged) {
+      check.fromCache = n;
+      check.analysedPerRound.push_back(0);
+      for (size_t i = 0; i < n; ++i) {
+        if (!check.report[i]) continue;
+        FileResult r;
+        r.path = check.displayPath[i];
+        r.findings = std::move(stored[i].findings);
+        if (!r.findings.empty()) {
+          readSourceFile(p.file(i), r.source);
+          if (isNotebookPath(p.file(i))) {
+            auto nb = std::make_shared<Notebook>(readNotebook(r.source));
+            r.source = nb->module;
+            r.notebook = std::move(nb);
+          }
+        }
+        check.onResult(i, std::move(r));
+      }
+      return 1;
+    }
+  }
   // Unchanged modules: their summaries and questions from the cache, without parsing them.
   if (check.cache) {
     std::vector<size_t> all(n);
@@ -244,8 +275,9 @@ int checkProject(Project& p, const ProjectCheck& check) {
   // The first round in import order: most files see the final summaries of what they import.
   check.analysedPerRound.push_back(n - check.fromCache);
   inImportOrder(p, check.threads, cached, [&](size_t i) { p.publish(i, analyse(i)); });
-  p.link();
+  if (check.fromCache < n) p.link();  // (everything from the cache: linked already)
   int round = 1;
+  bool settled = false;  // every module's answers are those its analysis had
   for (; round < 5; ++round) {
     // Files whose questions now get other answers (callers in other modules, cycles of imports,
     // what the quick look at imports missed) are analysed again with them; so are cached files
@@ -258,6 +290,7 @@ int checkProject(Project& p, const ProjectCheck& check) {
       todo.push_back(i);
       if (changed && check.explain) check.explain(i, round, views[i]->changedAnswers());
     }
+    if (todo.empty()) settled = true;
     if (todo.empty() || round == 4) break;
     check.analysedPerRound.push_back(todo.size());
     std::vector<FileExports> fresh(n);
@@ -265,6 +298,7 @@ int checkProject(Project& p, const ProjectCheck& check) {
     for (size_t i : todo) p.setExports(i, std::move(fresh[i]));
     p.link();
   }
+  if (check.cache) check.cache->setProjectState(p.root(), settled ? settledState : std::string("unsettled"));
   for (size_t i = 0; i < n; ++i) {
     if (check.cache && analysed[i] && contentHash[i]) {
       ResultCache::Stored s;

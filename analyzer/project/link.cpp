@@ -136,15 +136,20 @@ void Project::link() {
   size_t n = files_.size();
   for (size_t j = 0; j < n; ++j) addFunctions(j);
   for (size_t j = 0; j < n; ++j) addClasses(j);
-  // Classes: module-ness and what they say, through bases in any module, to a fixed point.
+  // Classes: module-ness and what they say, through bases in any module, to a fixed point (each
+  // base resolved once).
+  std::vector<std::pair<ClassState*, const ClassState*>> inherits;
+  for (size_t j = 0; j < n; ++j)
+    for (const ExportedClass& c : exports_[j].classes) {
+      ClassState* st = &classes_[keyOf(j, c.name)];
+      for (const std::string& b : c.bases)
+        if (const ClassState* base = findClass(resolveBase(*this, j, b)); base && base != st) inherits.emplace_back(st, base);
+    }
   for (int round = 0; round < 8; ++round) {
     bool changed = false;
-    for (size_t j = 0; j < n; ++j)
-      for (const ExportedClass& c : exports_[j].classes) {
-        ClassState& st = classes_[keyOf(j, c.name)];
-        for (const std::string& b : c.bases) {
-          const ClassState* base = findClass(resolveBase(*this, j, b));
-          if (!base || base == &st) continue;
+    for (auto [derived, base] : inherits) {
+        ClassState& st = *derived;
+        {
           bool module = st.info.module || base->info.module;
           bool informative = st.informative || base->informative;
           bool tensor = st.tensor || base->tensor;
@@ -156,7 +161,7 @@ void Project::link() {
           st.informative = informative;
           st.tensor = tensor;
         }
-      }
+    }
     if (!changed) break;
   }
   for (auto& [key, st] : classes_) st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.framework);
@@ -204,8 +209,8 @@ void Project::link() {
       ctx.onTrainingPath = ctx.onTrainingPath || call.onTrainingPath;
     }
     for (const auto& [local, dotted] : exports_[i].imports) {
-      Symbol s = resolve(i, dotted);
-      if (s.found() && s.file != i) edges[i].push_back(s.file);
+      size_t j = importedModule(i, dotted);
+      if (j != SIZE_MAX && j != i) edges[i].push_back(j);
     }
   }
 

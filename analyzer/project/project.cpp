@@ -106,6 +106,7 @@ Project::Project(std::string root, std::vector<std::string> files) : root_(std::
                           : baseOf(noExt);
     relDir_[i] = parentOf(rel);
     byRelPath_.try_emplace(init ? relDir_[i] : rel, i);
+    for (std::string d = relDir_[i]; !d.empty() && dirs_.insert(d).second;) d = parentOf(d);
     // Named by the packages above it.
     std::string name = init ? std::string() : baseOf(noExt);
     bool packaged = false;
@@ -188,19 +189,61 @@ bool Project::mayBeProject(size_t from, std::string_view dotted) const {
 
 Symbol Project::resolve(size_t from, std::string_view dotted) const { return resolveIn(from, dotted, 0); }
 
+size_t Project::importedModule(size_t from, std::string_view dotted) const {
+  std::string dots;
+  std::vector<std::string_view> parts;
+  splitDotted(dotted, dots, parts);
+  size_t k = 0;
+  return longestModule(from, dots, parts, k);
+}
+
+size_t Project::longestModule(size_t from, const std::string& dots, const std::vector<std::string_view>& parts, size_t& k) const {
+  if (!dots.empty()) {  // relative: against the package
+    for (k = parts.size() + 1; k-- > 0;) {
+      std::string mod = dots;
+      for (size_t p = 0; p < k; ++p) {
+        if (p) mod += '.';
+        mod += parts[p];
+      }
+      size_t j = resolveModule(from, mod);
+      if (j != SIZE_MAX) return j;
+    }
+    return SIZE_MAX;
+  }
+  if (parts.empty()) return SIZE_MAX;
+  // The first folder of the script's search path that holds the first component decides (as
+  // Python's sys.path does); names of packages are looked up only when no folder holds it.
+  std::string first(parts[0]);
+  for (std::string dir = relDir_[from];; dir = parentOf(dir)) {
+    std::string base = dir.empty() ? first : dir + "/" + first;
+    if (byRelPath_.count(base) || dirs_.count(base)) {
+      std::vector<std::string> paths{base};
+      for (size_t p = 1; p < parts.size(); ++p) paths.push_back(paths.back() + "/" + std::string(parts[p]));
+      for (k = paths.size() + 1; k-- > 1;) {
+        auto it = byRelPath_.find(paths[k - 1]);
+        if (it != byRelPath_.end()) return it->second;
+      }
+      break;
+    }
+    if (dir.empty()) break;
+  }
+  std::vector<std::string> names{first};
+  for (size_t p = 1; p < parts.size(); ++p) names.push_back(names.back() + "." + std::string(parts[p]));
+  for (k = names.size() + 1; k-- > 1;) {
+    auto it = byModule_.find(names[k - 1]);
+    if (it != byModule_.end()) return it->second;
+  }
+  return SIZE_MAX;
+}
+
 Symbol Project::resolveIn(size_t from, std::string_view dotted, int depth) const {
   std::string dots;
   std::vector<std::string_view> parts;
   splitDotted(dotted, dots, parts);
-  for (size_t k = parts.size() + 1; k-- > 0;) {
-    std::string mod = dots;
-    for (size_t p = 0; p < k; ++p) {
-      if (p) mod += '.';
-      mod += parts[p];
-    }
-    if (mod.empty()) continue;
-    size_t j = resolveModule(from, mod);
-    if (j == SIZE_MAX) continue;
+  {
+    size_t k = 0;
+    size_t j = longestModule(from, dots, parts, k);
+    if (j == SIZE_MAX) return {};
     std::string rest;
     for (size_t p = k; p < parts.size(); ++p) {
       if (p > k) rest += '.';
@@ -221,7 +264,6 @@ Symbol Project::resolveIn(size_t from, std::string_view dotted, int depth) const
     }
     return {j, rest};
   }
-  return {};
 }
 
 void Project::setExports(size_t i, FileExports e) {

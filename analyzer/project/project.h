@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "facts/project_view.h"
@@ -60,6 +61,9 @@ class Project {
   /// What a dotted name used in file `from` denotes, following re-exports; needs the exports of
   /// the modules it passes through.
   Symbol resolve(size_t from, std::string_view dotted) const;
+  /// The module holding what a dotted name denotes (its longest prefix that is a module; no
+  /// re-exports followed): the import graph's edge for an import.
+  size_t importedModule(size_t from, std::string_view dotted) const;
   /// The name's first component names a module of the project (cheap; no exports needed).
   bool mayBeProject(size_t from, std::string_view dotted) const;
 
@@ -87,6 +91,8 @@ class Project {
   const ClassState* findClass(const Symbol& s) const;
   Symbol resolveIn(size_t from, std::string_view dotted, int depth) const;
   std::string packageOf(size_t i) const;
+  /// The module the longest prefix of a dotted name (split) denotes; `k` its number of parts.
+  size_t longestModule(size_t from, const std::string& dots, const std::vector<std::string_view>& parts, size_t& k) const;
   void addFunctions(size_t j);
   void addClasses(size_t j);
   mutable std::shared_mutex lock_;  // views read while publish() writes
@@ -96,6 +102,7 @@ class Project {
   std::unordered_map<std::string, size_t> byPath_;
   std::unordered_map<std::string, size_t> byModule_;   // dotted module name -> file
   std::unordered_map<std::string, size_t> byRelPath_;  // root-relative path without `.py` (and package folders) -> file
+  std::unordered_set<std::string> dirs_;               // every folder holding a module, root-relative
   std::vector<std::string> moduleName_;                // per file: its package-climbed name ("" when outside packages)
   std::vector<std::string> relDir_;                    // per file: its folder, root-relative ("" at the root)
   std::vector<FileExports> exports_;
