@@ -16,6 +16,8 @@
 
 #include "engine/engine.h"
 #include "project/analyze.h"
+#include "project/scan.h"
+#include "project/serialize.h"
 
 namespace fs = std::filesystem;
 using namespace oomlint;
@@ -206,4 +208,45 @@ TEST(ProjectCheck, DependencyTextChangesKeepTheImportersCachedFindings) {
   EXPECT_EQ(rounds, std::vector<size_t>{1});
   EXPECT_EQ(first, third);
   fs::remove_all(tmp);
+}
+
+TEST(ProjectScan, TopLevelImportsWithParenthesesContinuationsAndSubmodules) {
+  auto scanned = project::scanImports(
+      "import os, torch.nn as nn\n"
+      "from .models import (\n    Net,  # the model\n    Head,\n)\n"
+      "from . import utils\n"
+      "from pkg.sub import \\\n    thing\n"
+      "def f():\n    import late  # runs when called: not ordered on\n"
+      "x = '''\nfrom docs import nothing\n'''\n");
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const auto& s : scanned) got.emplace_back(s.name, s.fallback);
+  std::vector<std::pair<std::string, std::string>> want = {
+      {"os", ""}, {"torch.nn", ""}, {".models.Net", ".models"}, {".models.Head", ".models"}, {".utils", "."},
+      {"pkg.sub.thing", "pkg.sub"}, {"docs.nothing", "docs"}};
+  // A string's text can look like an import: it only orders work (a name it invents costs nothing).
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(scanned[0].plain);
+  EXPECT_FALSE(scanned[2].plain);
+}
+
+TEST(ProjectCache, ExportsAndQuestionsSurviveTheCacheText) {
+  fs::path root = fs::path(OOMLINT_FIXTURES) / "projects" / "meter_class_other_module";
+  std::string source = readFile(root / "stats.py");
+  CheckOptions opts = everyRuleSelected();
+  project::FileExports exports;
+  opts.onFacts = [&](const Module& m, const Facts* facts) {
+    exports = project::exportsOf(m, facts, [](std::string_view) { return true; });
+  };
+  checkSource((root / "stats.py").string(), source, opts);
+  ASSERT_FALSE(exports.functions.empty());  // RunningStats.add sums its argument
+  project::CachedModule c{exports, {{"stats.RunningStats.add"}, {"stats.RunningStats"}, {"train"}, true}, 42};
+  project::CachedModule back;
+  ASSERT_TRUE(project::decode(project::encode(c), back));
+  EXPECT_EQ(back.exports.hash(), exports.hash());
+  EXPECT_EQ(back.questions.functions, c.questions.functions);
+  EXPECT_EQ(back.questions.callers, c.questions.callers);
+  EXPECT_TRUE(back.questions.program);
+  EXPECT_EQ(back.answered, 42u);
+  EXPECT_FALSE(project::decode("F\tbroken\n", back));  // not what encode writes: analysed again
+  EXPECT_FALSE(project::decode(project::encode(c).substr(0, 20), back));
 }

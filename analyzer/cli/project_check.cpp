@@ -9,6 +9,7 @@
 
 #include "notebook/notebook.h"
 #include "project/analyze.h"
+#include "project/order.h"
 #include "util/path.h"
 
 namespace oomlint {

@@ -329,16 +329,14 @@ class Facts {
   uint8_t iterationRole(NodeId iteration) const;
 
   // ------------------------------------------------------------ program-level facts
-  /// The file clears gradients somewhere (zero_grad, `p.grad = None`, a framework that does it),
-  /// or another file of its program does.
-  bool clearsGradients() const { return clearsGradients_ || (project_ && project_->program().clearsGradients); }
+  /// The file clears gradients somewhere (zero_grad, `p.grad = None`, a framework that does it).
+  /// A helper of another module that zeroes them is an event of the call (importedCallee).
+  bool clearsGradients() const { return clearsGradients_; }
   /// This file binds each process to its GPU (`set_device`, `init_process_group(device_id=)`):
   /// what it tells the rest of its program.
   bool bindsDevice() const;
   /// This file makes a GradScaler.
   bool usesGradScaler() const;
-  /// The file itself clears gradients (what it tells the rest of its program).
-  bool clearsGradientsHere() const { return clearsGradients_; }
   /// Another file of the program binds each process to its GPU (`set_device` in main.py).
   bool programBindsDevice() const { return project_ && project_->program().bindsDevice; }
   /// Another file of the program makes or uses a GradScaler (an AMP optimizer wrapper owning one).

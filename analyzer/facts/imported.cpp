@@ -82,7 +82,11 @@ void Facts::importKeys(NodeId call, std::vector<std::string>& out) const {
 
 const ImportedFunction* Facts::importedCallee(NodeId call) const {
   if (!project_ || call >= m_.exprs.size() || m_.expr(call).kind != ExprKind::Call) return nullptr;
-  if (cacheAll_) {
+  // Before the kinds are final only the names a call spells (and inherited `self.` methods) can
+  // be asked, and their answers never change: remembered then too. Calls on instances wait.
+  const Expr& callee = m_.expr(m_.expr(call).lhs);
+  bool spelled = !m_.canonical(call).empty() || callee.kind != ExprKind::Attribute || isSelf(m_, callee.lhs) || isSuper(m_, callee.lhs);
+  if (cacheAll_ || spelled) {
     auto it = importedCallee_.find(call);
     if (it != importedCallee_.end()) return it->second;
   }
@@ -91,7 +95,7 @@ const ImportedFunction* Facts::importedCallee(NodeId call) const {
   importKeys(call, keys);
   for (const std::string& k : keys)
     if ((found = project_->function(k))) break;
-  if (cacheAll_) importedCallee_.emplace(call, found);
+  if (cacheAll_ || spelled) importedCallee_.emplace(call, found);
   return found;
 }
 

@@ -41,7 +41,6 @@ struct CallerContext {
 struct ProgramFacts {
   bool bindsDevice = false;      // some file calls set_device / set_device_index / passes device_id
   bool usesGradScaler = false;   // some file makes or uses a GradScaler (or an AMP optimizer owning one)
-  bool clearsGradients = false;  // some file clears gradients (zero_grad, a framework that does)
 };
 
 class ProjectView {

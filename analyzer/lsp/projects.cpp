@@ -5,6 +5,7 @@
 #include "cli/walk.h"
 #include "config/config.h"
 #include "project/analyze.h"
+#include "project/order.h"
 #include "util/path.h"
 
 namespace oomlint::lsp {

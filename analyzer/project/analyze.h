@@ -32,12 +32,6 @@ struct ProjectCheck {
   std::function<void(size_t, int, const std::string&)> explain;
 };
 
-/// `start` and the modules among `candidates` that they import, directly or not (a quick look at
-/// their import statements): the project of files that have no project root above them is what
-/// they import, not every file that happens to sit beside them.
-std::vector<std::string> importClosure(const std::string& root, const std::vector<std::string>& start,
-                                       const std::vector<std::string>& candidates);
-
 /// Runs the rounds. Returns how many rounds ran (for --verbose and tests).
 int checkProject(Project& p, const ProjectCheck& check);
 

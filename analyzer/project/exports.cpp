@@ -84,8 +84,7 @@ uint64_t FileExports::hash() const {
                                   static_cast<uint64_t>(c.evalPositional) << 16);
     for (const std::string& k : c.evalKeywords) h = mix(h, k);
   }
-  return mix(h, static_cast<uint64_t>(bindsDevice) | static_cast<uint64_t>(usesGradScaler) << 1 |
-                    static_cast<uint64_t>(clearsGradients) << 2);
+  return mix(h, static_cast<uint64_t>(bindsDevice) | static_cast<uint64_t>(usesGradScaler) << 1);
 }
 
 FileExports exportsOf(const Module& m, const Facts* facts, const std::function<bool(std::string_view)>& mayBeProject) {
@@ -149,15 +148,16 @@ FileExports exportsOf(const Module& m, const Facts* facts, const std::function<b
     if (keys.empty()) continue;
     GradMode grad = facts->gradMode(x.stmt);
     const Facts::CallEval* eval = facts->evalArgumentsAt(e);
-    bool training = onTrainingPath(*facts, e);
+    int training = -1;  // worked out for calls that may reach another module only
     for (std::string& key : keys) {
       if (!mayBeProject(key)) continue;
+      if (training < 0) training = onTrainingPath(*facts, e);
       auto [it, fresh] = byCallee.try_emplace(key, out.calls.size());
       if (fresh) {
         ExportedCall c;
         c.callee = std::move(key);
         c.grad = static_cast<uint8_t>(grad);
-        c.onTrainingPath = training;
+        c.onTrainingPath = training == 1;
         if (eval) {
           c.evalPositional = eval->positional;
           for (std::string_view k : eval->keywords) c.evalKeywords.emplace_back(k);
@@ -168,7 +168,7 @@ FileExports exportsOf(const Module& m, const Facts* facts, const std::function<b
       // Joined with the module's other calls of the same name: what every call agrees on.
       ExportedCall& c = out.calls[it->second];
       if (c.grad != static_cast<uint8_t>(grad)) c.grad = static_cast<uint8_t>(GradMode::Unknown);
-      c.onTrainingPath = c.onTrainingPath || training;
+      c.onTrainingPath = c.onTrainingPath || training == 1;
       c.evalPositional &= eval ? eval->positional : 0;
       std::erase_if(c.evalKeywords, [&](const std::string& k) {
         return !eval || std::find(eval->keywords.begin(), eval->keywords.end(), k) == eval->keywords.end();
@@ -178,7 +178,6 @@ FileExports exportsOf(const Module& m, const Facts* facts, const std::function<b
   std::sort(out.calls.begin(), out.calls.end(), [](const ExportedCall& a, const ExportedCall& b) { return a.callee < b.callee; });
   out.bindsDevice = facts->bindsDevice();
   out.usesGradScaler = facts->usesGradScaler();
-  out.clearsGradients = facts->clearsGradientsHere();
   return out;
 }
 

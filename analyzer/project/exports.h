@@ -1,7 +1,8 @@
 #pragma once
 /// What one Python module tells the rest of its project: the summaries of its functions, its
 /// classes and their bases, how it calls names of other modules (grad mode, modules in eval mode,
-/// training path), its imports (for re-exports and the import graph) and its program-level facts.
+/// training path), its imports (for re-exports and the import graph) and its program-level facts
+/// (it binds the process to a GPU, it makes a GradScaler).
 /// Plain data, so it can be cached per file and compared between runs.
 
 #include <cstdint>
@@ -44,7 +45,7 @@ struct FileExports {
   std::vector<ExportedFunction> functions;  // only those whose summary says more than nothing
   std::vector<ExportedClass> classes;
   std::vector<ExportedCall> calls;
-  bool bindsDevice = false, usesGradScaler = false, clearsGradients = false;
+  bool bindsDevice = false, usesGradScaler = false;
   /// A fingerprint of everything above: a file whose exports did not change needs no importer re-read.
   uint64_t hash() const;
 };

@@ -223,7 +223,6 @@ void Project::link() {
     ProgramFacts p;
     p.bindsDevice = exports_[i].bindsDevice;
     p.usesGradScaler = exports_[i].usesGradScaler;
-    p.clearsGradients = exports_[i].clearsGradients;
     return p;
   };
   auto propagate = [&](const std::vector<std::vector<size_t>>& graph, std::vector<ProgramFacts> out) {
@@ -233,10 +232,9 @@ void Project::link() {
         for (size_t j : graph[i]) {
           ProgramFacts& a = out[i];
           const ProgramFacts& b = out[j];
-          if ((b.bindsDevice && !a.bindsDevice) || (b.usesGradScaler && !a.usesGradScaler) || (b.clearsGradients && !a.clearsGradients)) {
+          if ((b.bindsDevice && !a.bindsDevice) || (b.usesGradScaler && !a.usesGradScaler)) {
             a.bindsDevice |= b.bindsDevice;
             a.usesGradScaler |= b.usesGradScaler;
-            a.clearsGradients |= b.clearsGradients;
             changed = true;
           }
         }
@@ -286,34 +284,33 @@ FileView::Answer FileView::callersAnswer(std::string_view qualified) const {
 
 uint64_t FileView::programAnswer() const {
   const ProgramFacts& pf = p_.programs_[file_];
-  uint64_t bits = static_cast<uint64_t>(pf.bindsDevice) | static_cast<uint64_t>(pf.usesGradScaler) << 1 |
-                  static_cast<uint64_t>(pf.clearsGradients) << 2;
+  uint64_t bits = static_cast<uint64_t>(pf.bindsDevice) | static_cast<uint64_t>(pf.usesGradScaler) << 1;
   return bits ? mix(4, bits) | 1 : 0;
 }
 
 const ImportedFunction* FileView::function(std::string_view dotted) const {
-  auto [it, fresh] = functions_.try_emplace(std::string(dotted));
-  if (fresh) {
+  auto it = functions_.find(dotted);
+  if (it == functions_.end()) {
     std::shared_lock guard(p_.lock_);
-    it->second = functionAnswer(dotted);
+    it = functions_.emplace(std::string(dotted), functionAnswer(dotted)).first;
   }
   return static_cast<const ImportedFunction*>(it->second.value);
 }
 
 const ImportedClass* FileView::cls(std::string_view dotted) const {
-  auto [it, fresh] = classes_.try_emplace(std::string(dotted));
-  if (fresh) {
+  auto it = classes_.find(dotted);
+  if (it == classes_.end()) {
     std::shared_lock guard(p_.lock_);
-    it->second = classAnswer(dotted);
+    it = classes_.emplace(std::string(dotted), classAnswer(dotted)).first;
   }
   return static_cast<const ImportedClass*>(it->second.value);
 }
 
 const CallerContext* FileView::callers(std::string_view qualified) const {
-  auto [it, fresh] = callers_.try_emplace(std::string(qualified));
-  if (fresh) {
+  auto it = callers_.find(qualified);
+  if (it == callers_.end()) {
     std::shared_lock guard(p_.lock_);
-    it->second = callersAnswer(qualified);
+    it = callers_.emplace(std::string(qualified), callersAnswer(qualified)).first;
   }
   return static_cast<const CallerContext*>(it->second.value);
 }

@@ -154,8 +154,14 @@ class FileView final : public ProjectView {
 
   const Project& p_;
   size_t file_;
+  /// Looked up by string_view: the passes ask the same names again and again, allocating nothing.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Memo = std::unordered_map<std::string, Answer, NameHash, std::equal_to<>>;
   // Every question asked so far, with the answer given (memoised: the passes ask the same names often).
-  mutable std::unordered_map<std::string, Answer> functions_, classes_, callers_;
+  mutable Memo functions_, classes_, callers_;
   mutable bool askedProgram_ = false;
   mutable uint64_t programHash_ = 0;
 };

@@ -25,7 +25,7 @@ std::string_view statementAt(std::string_view src, size_t pos, size_t& end) {
   return src.substr(pos, i - pos);
 }
 
-/// Splits `a as b, c.d` (parentheses and newlines allowed) into the names before `as`.
+/// Splits `a as b, c.d` (parentheses, newlines and comments allowed) into the names before `as`.
 std::vector<std::string> names(std::string_view list) {
   std::vector<std::string> out;
   std::string cur;
@@ -37,6 +37,10 @@ std::vector<std::string> names(std::string_view list) {
   };
   while (i < list.size()) {
     char c = list[i];
+    if (c == '#') {  // a comment inside the parentheses
+      while (i < list.size() && list[i] != '\n') ++i;
+      continue;
+    }
     if (c == ',') {
       flush();
       skipping = false;

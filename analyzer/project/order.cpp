@@ -1,0 +1,192 @@
+// The order modules are analysed in, and what a file outside any project reads.
+#include "project/order.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "engine/engine.h"
+#include "project/scan.h"
+
+namespace oomlint::project {
+
+void parallelFor(const std::vector<size_t>& items, unsigned threads, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k = next++; k < items.size(); k = next++) fn(items[k]);
+  };
+  unsigned n = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(items.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+}
+
+namespace {
+/// Strongly connected components of the import graph, each listed after every component it
+/// imports (Tarjan's order), iteratively so deep graphs do not exhaust the stack.
+std::vector<std::vector<size_t>> components(const std::vector<std::vector<size_t>>& deps) {
+  size_t n = deps.size();
+  std::vector<size_t> index(n, SIZE_MAX), low(n, 0), stack;
+  std::vector<bool> onStack(n, false);
+  std::vector<std::vector<size_t>> out;
+  size_t counter = 0;
+  for (size_t root = 0; root < n; ++root) {
+    if (index[root] != SIZE_MAX) continue;
+    std::vector<std::pair<size_t, size_t>> work{{root, 0}};
+    index[root] = low[root] = counter++;
+    stack.push_back(root);
+    onStack[root] = true;
+    while (!work.empty()) {
+      auto& [v, next] = work.back();
+      if (next < deps[v].size()) {
+        size_t w = deps[v][next++];
+        if (index[w] == SIZE_MAX) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          onStack[w] = true;
+          work.push_back({w, 0});
+        } else if (onStack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      if (low[v] == index[v]) {
+        std::vector<size_t> comp;
+        for (size_t w = SIZE_MAX; w != v;) {
+          w = stack.back();
+          stack.pop_back();
+          onStack[w] = false;
+          comp.push_back(w);
+        }
+        out.push_back(std::move(comp));
+      }
+      size_t done = v;
+      work.pop_back();
+      if (!work.empty()) low[work.back().first] = std::min(low[work.back().first], low[done]);
+    }
+  }
+  return out;
+}
+
+/// The modules each file imports, from a quick look at its import statements.
+std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threads, const std::vector<char>& skip) {
+  std::vector<std::vector<size_t>> deps(p.size());
+  std::vector<size_t> all;
+  for (size_t i = 0; i < p.size(); ++i)
+    if (!skip[i]) all.push_back(i);
+  parallelFor(all, threads, [&](size_t i) {
+    std::string source;
+    if (!readSourceFile(p.file(i), source).empty()) return;
+    for (const ScannedImport& imp : scanImports(source)) {
+      size_t j = p.resolveModule(i, imp.name);
+      if (j == SIZE_MAX && !imp.fallback.empty()) j = p.resolveModule(i, imp.fallback);
+      // `import torch` inside torch: the package's `__init__` imports nearly everything, and what
+      // the file uses through it (`torch.nn.functional.relu`) lives in other modules. Ordering on
+      // it would make one cycle of the whole package.
+      if (imp.plain && j != SIZE_MAX && p.isPackage(j)) continue;
+      if (j != SIZE_MAX && j != i && !skip[j]) deps[i].push_back(j);  // a skipped module is published already
+    }
+    std::sort(deps[i].begin(), deps[i].end());
+    deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
+  });
+  return deps;
+}
+
+}  // namespace
+
+/// Runs `fn` on every file once every module it imports that comes earlier in import order is
+/// done. The order lists each component after those it imports, and a cycle's modules in the
+/// order Tarjan's walk closes them (the most deeply imported first): an edge back into the cycle
+/// is the only wait left out, so most modules of a cycle see what they import too.
+void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& skip, const std::function<void(size_t)>& fn) {
+  std::vector<std::vector<size_t>> deps = scannedImports(p, threads, skip);
+  size_t n = p.size();
+  std::vector<size_t> order(n, SIZE_MAX);
+  size_t next = 0, todo = 0;
+  for (const std::vector<size_t>& comp : components(deps))
+    for (size_t f : comp)
+      if (!skip[f]) {
+        order[f] = next++;
+        ++todo;
+      }
+  std::vector<size_t> waiting(n, 0);
+  std::vector<std::vector<size_t>> dependents(n);
+  for (size_t f = 0; f < n; ++f) {
+    if (order[f] == SIZE_MAX) continue;
+    for (size_t d : deps[f])
+      if (order[d] != SIZE_MAX && order[d] < order[f]) {
+        ++waiting[f];
+        dependents[d].push_back(f);
+      }
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<size_t> ready;
+  std::vector<size_t> byOrder(next);
+  for (size_t f = 0; f < n; ++f)
+    if (order[f] != SIZE_MAX) byOrder[order[f]] = f;
+  for (size_t f : byOrder)
+    if (!waiting[f]) ready.push_back(f);
+  size_t finished = 0;
+  auto worker = [&] {
+    for (;;) {
+      size_t f;
+      {
+        std::unique_lock guard(mu);
+        cv.wait(guard, [&] { return !ready.empty() || finished == todo; });
+        if (ready.empty()) return;
+        f = ready.front();
+        ready.pop_front();
+      }
+      fn(f);
+      std::unique_lock guard(mu);
+      ++finished;
+      for (size_t d : dependents[f])
+        if (--waiting[d] == 0) ready.push_back(d);
+      cv.notify_all();
+    }
+  };
+  unsigned t = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(std::max<size_t>(1, todo))));
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < t; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+}
+
+std::vector<std::string> importClosure(const std::string& root, const std::vector<std::string>& start,
+                                       const std::vector<std::string>& candidates) {
+  std::vector<std::string> all = start;
+  for (const std::string& c : candidates)
+    if (std::find(start.begin(), start.end(), c) == start.end()) all.push_back(c);
+  Project names(root, all);  // module names only: nothing is read to build it
+  std::vector<char> taken(all.size(), 0);
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < start.size(); ++i) {
+    taken[i] = 1;
+    pending.push_back(i);
+  }
+  while (!pending.empty()) {
+    size_t i = pending.back();
+    pending.pop_back();
+    std::string source;
+    if (!readSourceFile(all[i], source).empty()) continue;
+    for (const ScannedImport& imp : scanImports(source)) {
+      size_t j = names.resolveModule(i, imp.name);
+      if (j == SIZE_MAX && !imp.fallback.empty()) j = names.resolveModule(i, imp.fallback);
+      if (j != SIZE_MAX && !taken[j]) {
+        taken[j] = 1;
+        pending.push_back(j);
+      }
+    }
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (taken[i]) out.push_back(all[i]);
+  return out;
+}
+
+}  // namespace oomlint::project
