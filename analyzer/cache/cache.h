@@ -39,10 +39,11 @@ class ResultCache {
   bool lookupStored(const std::string& absPath, Stored& out);
   /// Stores a file's entry; `contentHash` is hashContent of the text that was analysed.
   void storeStored(const std::string& absPath, uint64_t contentHash, Stored s);
-  /// What the last check of a project left (its module list and whether every module's answers
-  /// were settled), so an unchanged project is answered from its entries alone. "" when unknown.
-  std::string projectState(const std::string& root);
-  void setProjectState(const std::string& root, std::string state);
+  /// What the last check of a project (a root and its module list, as `key`) left: whether every
+  /// module's answers were settled, so an unchanged project is answered from its entries alone.
+  /// "" when unknown.
+  std::string projectState(const std::string& key);
+  void setProjectState(const std::string& key, std::string state);
 
  private:
   struct Entry {
@@ -57,7 +58,7 @@ class ResultCache {
   std::string dir_, file_;
   std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;
-  std::unordered_map<std::string, std::string> projects_;  // root -> projectState
+  std::unordered_map<std::string, std::string> projects_;  // project key -> projectState
   bool dirty_ = false;
 };
 

@@ -39,6 +39,7 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
   // .git; without one, the named folder (or a named file's folder).
   std::vector<std::pair<std::string, std::string>> argRoots;  // (absolute argument, its root)
   std::set<std::string> shallow;  // roots that are a named file's folder: only its own modules are read
+  std::set<std::string> walked;   // roots a named folder lies in: every module of it is checked anyway
   for (const std::string& p : args.pathArgs) {
     std::string abs = absolutePath(p);
     std::string root = args.projectRoot.empty() ? project::findRoot(abs) : absolutePath(args.projectRoot);
@@ -46,6 +47,7 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
       root = isDirectory(abs) ? abs : parentDir(abs);
       if (!isDirectory(abs)) shallow.insert(root);
     }
+    if (isDirectory(abs)) walked.insert(root);
     argRoots.emplace_back(abs, root);
   }
   std::map<std::string, std::vector<size_t>> byRoot;  // root -> indices into files
@@ -78,10 +80,18 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
         walkedIndex.push_back(i);
       }
     }
-    // A folder without a project marker above a named file: the modules the named files import,
-    // not the tree under it (`oomlint check /tmp/x.py` must not read all of /tmp).
-    std::vector<std::string> others = shallow.count(root) ? project::importClosure(root, absFiles, project::modulesBeside(root))
-                                                          : collectFiles({root}, resolver, args.walk).files;
+    // Named files (pre-commit passes the changed ones): the programs that hold them, which is all
+    // that can change what they are told; a folder without a project marker above a named file
+    // offers only the modules beside it (`oomlint check /tmp/x.py` must not read all of /tmp).
+    std::vector<std::string> others;
+    if (walked.count(root) && !shallow.count(root)) {
+      others = collectFiles({root}, resolver, args.walk).files;
+    } else {
+      std::vector<std::string> candidates;
+      for (const std::string& f : shallow.count(root) ? project::modulesBeside(root) : collectFiles({root}, resolver, args.walk).files)
+        if (isPythonPath(f)) candidates.push_back(absolutePath(f));
+      others = project::programsHolding(root, absFiles, candidates, args.threads);
+    }
     for (const std::string& f : others) {
       if (!isPythonPath(f)) continue;
       std::string abs = absolutePath(f);

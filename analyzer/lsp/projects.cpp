@@ -27,9 +27,9 @@ Projects::Entry& Projects::projectOf(const std::string& path, size_t& index) {
   }
   std::string root = project::findRoot(abs);
   std::vector<std::string> files{abs};
-  if (root.empty()) {  // no project marker above it: the modules beside it that it imports
+  if (root.empty()) {  // no project marker above it: the programs beside it that hold it
     root = parentDir(abs);
-    files = project::importClosure(root, files, project::modulesBeside(root));
+    files = project::programsHolding(root, files, project::modulesBeside(root), 1);
   } else {
     try {
       ConfigResolver resolver{CliOverrides{}};

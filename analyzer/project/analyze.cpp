@@ -6,6 +6,26 @@
 
 namespace oomlint::project {
 
+namespace {
+
+/// A file's result from its cache entry: the output shows source lines, so a file with findings is
+/// read; a notebook's findings are positioned in the module its cells make.
+FileResult cachedResult(const std::string& file, const std::string& displayPath, std::vector<Finding> findings) {
+  FileResult r;
+  r.path = displayPath;
+  r.findings = std::move(findings);
+  if (r.findings.empty()) return r;
+  readSourceFile(file, r.source);
+  if (isNotebookPath(file)) {
+    auto nb = std::make_shared<Notebook>(readNotebook(r.source));
+    r.source = nb->module;
+    r.notebook = std::move(nb);
+  }
+  return r;
+}
+
+}  // namespace
+
 int checkProject(Project& p, const ProjectCheck& check) {
   size_t n = p.size();
   std::vector<std::unique_ptr<FileView>> views(n);
@@ -43,8 +63,10 @@ int checkProject(Project& p, const ProjectCheck& check) {
   // the named files' findings are their entries' (nothing is decoded, linked or parsed).
   uint64_t listHash = 1469598103934665603ULL;
   for (size_t i = 0; i < n; ++i) listHash = ResultCache::hashContent(std::to_string(listHash) + p.file(i));
-  std::string settledState = std::to_string(listHash) + " settled";
-  if (check.cache && check.cache->projectState(p.root()) == settledState) {
+  // Keyed by the module list too: a full check and a check of a few named files read different
+  // modules, and each keeps its own state.
+  std::string stateKey = p.root() + "\n" + std::to_string(listHash);
+  if (check.cache && check.cache->projectState(stateKey) == "settled") {
     bool unchanged = true;
     for (size_t i = 0; i < n && unchanged; ++i)
       unchanged = check.cache->lookupStored(p.file(i), stored[i]) && !stored[i].project.empty() &&
@@ -54,18 +76,7 @@ int checkProject(Project& p, const ProjectCheck& check) {
       check.analysedPerRound.push_back(0);
       for (size_t i = 0; i < n; ++i) {
         if (!check.report[i]) continue;
-        FileResult r;
-        r.path = check.displayPath[i];
-        r.findings = std::move(stored[i].findings);
-        if (!r.findings.empty()) {
-          readSourceFile(p.file(i), r.source);
-          if (isNotebookPath(p.file(i))) {
-            auto nb = std::make_shared<Notebook>(readNotebook(r.source));
-            r.source = nb->module;
-            r.notebook = std::move(nb);
-          }
-        }
-        check.onResult(i, std::move(r));
+        check.onResult(i, cachedResult(p.file(i), check.displayPath[i], std::move(stored[i].findings)));
       }
       return 1;
     }
@@ -115,7 +126,7 @@ int checkProject(Project& p, const ProjectCheck& check) {
     for (size_t i : todo) p.setExports(i, std::move(fresh[i]));
     p.link();
   }
-  if (check.cache) check.cache->setProjectState(p.root(), settled ? settledState : std::string("unsettled"));
+  if (check.cache) check.cache->setProjectState(stateKey, settled ? "settled" : "unsettled");
   for (size_t i = 0; i < n; ++i) {
     if (check.cache && analysed[i] && contentHash[i]) {
       ResultCache::Stored s;
@@ -127,20 +138,8 @@ int checkProject(Project& p, const ProjectCheck& check) {
       check.cache->storeStored(p.file(i), contentHash[i], std::move(s));
     }
     if (!check.report[i]) continue;
-    if (cached[i]) {  // unchanged, and so is everything it relied on
-      FileResult r;
-      r.path = check.displayPath[i];
-      r.findings = std::move(stored[i].findings);
-      if (!r.findings.empty()) {
-        readSourceFile(p.file(i), r.source);
-        if (isNotebookPath(p.file(i))) {  // findings are positioned in the module its cells make
-          auto nb = std::make_shared<Notebook>(readNotebook(r.source));
-          r.source = nb->module;
-          r.notebook = std::move(nb);
-        }
-      }
-      results[i] = std::move(r);
-    }
+    if (cached[i])  // unchanged, and so is everything it relied on
+      results[i] = cachedResult(p.file(i), check.displayPath[i], std::move(stored[i].findings));
     check.onResult(i, std::move(results[i]));
   }
   return round;

@@ -124,7 +124,7 @@ void Project::publish(size_t i, FileExports e) {
   addClasses(i);
   for (const ExportedClass& c : exports_[i].classes) {
     ClassState& st = classes_[keyOf(i, c.name)];
-    st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.framework);
+    st.informative = !st.tensor && (st.info.module || st.info.accumulator || st.info.framework);
   }
 }
 
@@ -164,7 +164,11 @@ void Project::link() {
     }
     if (!changed) break;
   }
-  for (auto& [key, st] : classes_) st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.framework);
+  // A class tells a module that constructs or subclasses it something when it is a module, a
+  // meter or recorder, or a framework's class. (One whose methods merely have summaries is asked
+  // about through those methods; answering for the class too re-analysed every user of torch.fx
+  // and torch.distributions for nothing.)
+  for (auto& [key, st] : classes_) st.informative = !st.tensor && (st.info.module || st.info.accumulator || st.info.framework);
 
   // Callers: every other module's calls, joined per function they run.
   std::vector<std::vector<size_t>> edges(n);

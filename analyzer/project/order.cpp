@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "engine/engine.h"
 #include "project/scan.h"
@@ -157,34 +158,48 @@ void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& 
   for (auto& th : pool) th.join();
 }
 
-std::vector<std::string> importClosure(const std::string& root, const std::vector<std::string>& start,
-                                       const std::vector<std::string>& candidates) {
+std::vector<std::string> programsHolding(const std::string& root, const std::vector<std::string>& start,
+                                         const std::vector<std::string>& candidates, unsigned threads) {
   std::vector<std::string> all = start;
+  std::unordered_set<std::string> seen(start.begin(), start.end());
   for (const std::string& c : candidates)
-    if (std::find(start.begin(), start.end(), c) == start.end()) all.push_back(c);
+    if (seen.insert(c).second) all.push_back(c);
   Project names(root, all);  // module names only: nothing is read to build it
-  std::vector<char> taken(all.size(), 0);
-  std::vector<size_t> pending;
-  for (size_t i = 0; i < start.size(); ++i) {
-    taken[i] = 1;
-    pending.push_back(i);
-  }
-  while (!pending.empty()) {
-    size_t i = pending.back();
-    pending.pop_back();
+  size_t n = all.size();
+  std::vector<std::vector<size_t>> imports(n), importers(n);
+  std::vector<size_t> every(n);
+  for (size_t i = 0; i < n; ++i) every[i] = i;
+  parallelFor(every, threads, [&](size_t i) {
     std::string source;
-    if (!readSourceFile(all[i], source).empty()) continue;
+    if (!readSourceFile(all[i], source).empty()) return;
     for (const ScannedImport& imp : scanImports(source)) {
       size_t j = names.resolveModule(i, imp.name);
       if (j == SIZE_MAX && !imp.fallback.empty()) j = names.resolveModule(i, imp.fallback);
-      if (j != SIZE_MAX && !taken[j]) {
-        taken[j] = 1;
-        pending.push_back(j);
-      }
+      if (j != SIZE_MAX && j != i) imports[i].push_back(j);
     }
-  }
+  });
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j : imports[i]) importers[j].push_back(i);
+  auto reach = [&](std::vector<char>& taken, const std::vector<std::vector<size_t>>& graph) {
+    std::vector<size_t> pending;
+    for (size_t i = 0; i < n; ++i)
+      if (taken[i]) pending.push_back(i);
+    while (!pending.empty()) {
+      size_t i = pending.back();
+      pending.pop_back();
+      for (size_t j : graph[i])
+        if (!taken[j]) {
+          taken[j] = 1;
+          pending.push_back(j);
+        }
+    }
+  };
+  std::vector<char> taken(n, 0);
+  for (size_t i = 0; i < start.size(); ++i) taken[i] = 1;
+  reach(taken, importers);  // every program that holds a start file: its modules importing them ...
+  reach(taken, imports);    // ... and everything those import
   std::vector<std::string> out;
-  for (size_t i = 0; i < all.size(); ++i)
+  for (size_t i = 0; i < n; ++i)
     if (taken[i]) out.push_back(all[i]);
   return out;
 }

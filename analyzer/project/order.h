@@ -1,7 +1,7 @@
 #pragma once
 /// The order a project's modules are analysed in: what a module imports before the module (from
 /// a quick look at its top-level imports; cycles together), so most modules see the final
-/// summaries of what they import the first time. And what a file outside any project reads.
+/// summaries of what they import the first time. And which modules named files need.
 
 #include <functional>
 #include <string>
@@ -18,10 +18,11 @@ void parallelFor(const std::vector<size_t>& items, unsigned threads, const std::
 /// has been run; skipped modules count as run already.
 void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& skip, const std::function<void(size_t)>& fn);
 
-/// `start` and the modules among `candidates` that they import, directly or not (a quick look at
-/// their import statements): the project of files that have no project root above them is what
-/// they import, not every file that happens to sit beside them.
-std::vector<std::string> importClosure(const std::string& root, const std::vector<std::string>& start,
-                                       const std::vector<std::string>& candidates);
+/// The modules of every program that holds a `start` file: the modules among `candidates` that
+/// import one (directly or not), and everything those and the start files import (from a quick
+/// look at import statements). A few named files of a big project are checked with these, not
+/// with every module of it: nothing else can change what they are told.
+std::vector<std::string> programsHolding(const std::string& root, const std::vector<std::string>& start,
+                                         const std::vector<std::string>& candidates, unsigned threads);
 
 }  // namespace oomlint::project
