@@ -595,6 +595,11 @@ TEST_F(Cli, NamedFilesOfAProjectAreCheckedWithTheRestOfIt) {
   EXPECT_EQ(first.out, named.out);
   EXPECT_EQ(second.out, named.out);
   EXPECT_NE(std::string::npos, second.err.find("(2 from the cache)")) << second.err;
+  // Fixes are made with the same facts: evaluate() gets no no_grad wrap its callers already give.
+  Result diff = run("check --no-cache --diff utils.py", dir);
+  EXPECT_EQ(std::string::npos, diff.out.find("torch.no_grad")) << diff.out;
+  Result diffAlone = run("check --no-cache --no-project --diff utils.py", dir);
+  EXPECT_NE(std::string::npos, diffAlone.out.find("with torch.no_grad():")) << diffAlone.out;
 }
 
 TEST_F(Cli, AFileOutsideAnyProjectReadsOnlyWhatItImports) {

@@ -200,6 +200,21 @@ int runCheck(const CheckArgs& a) {
         pargs.selectionKey = [&](size_t i) -> const std::string& { return *selectionKeys[i]; };
         checkPythonAsProjects(walked.files, pargs, resolver, perFile, fileResults, handled);
       }
+      // Fixes are made with what the files' projects say, as their check reports them.
+      std::unique_ptr<ProjectsForFixes> fixProjects;
+      if ((fixing || a.addNoqa) && !a.noProject) {
+        ProjectCheckArgs pargs;
+        pargs.pathArgs = paths;
+        pargs.projectRoot = a.projectRoot;
+        pargs.walk = wopts;
+        pargs.threads = n;
+        fixProjects = std::make_unique<ProjectsForFixes>(walked.files, pargs, resolver);
+      }
+      auto optionsWithProject = [&](size_t i, std::unique_ptr<project::FileView>& view) {
+        CheckOptions o = perFile(i);
+        if (fixProjects && (view = fixProjects->viewFor(i))) o.project = view.get();
+        return o;
+      };
       std::atomic<size_t> fixedAtomic{0};
       auto worker = [&] {
         for (size_t i = next++; i < walked.files.size(); i = next++) {
@@ -213,7 +228,8 @@ int runCheck(const CheckArgs& a) {
               fileResults[i] = ioErrorResult(path, err);
               continue;
             }
-            AddNoqaOutcome out = addNoqaDirectives(path, source, perFile(i));
+            std::unique_ptr<project::FileView> view;
+            AddNoqaOutcome out = addNoqaDirectives(path, source, optionsWithProject(i, view));
             std::string writeError = out.added ? writeFileAtomically(path, out.source) : std::string();
             if (!writeError.empty()) {
               fileResults[i] = ioErrorResult(path, writeError);
@@ -257,14 +273,16 @@ int runCheck(const CheckArgs& a) {
             }
             FixOptions fo;
             fo.unsafe = a.unsafeFixes;
-            FixOutcome out = applyFixes(path, source, perFile(i), fo);
+            std::unique_ptr<project::FileView> view;
+            const CheckOptions withProject = optionsWithProject(i, view);
+            FixOutcome out = applyFixes(path, source, withProject, fo);
             std::string writeError;
             if (out.applied > 0) {
               if (a.diff) fileDiffs[i] = fileDiff(path, source, out.source);
               else writeError = writeFileAtomically(path, out.source);
             }
             if (!writeError.empty()) {
-              r = checkSource(path, source, perFile(i));
+              r = checkSource(path, source, withProject);
               Finding f;
               f.code = kIoErrorCode;
               f.message = writeError;
@@ -273,7 +291,7 @@ int runCheck(const CheckArgs& a) {
               r.findings.insert(r.findings.begin(), f);
             } else {
               fixedAtomic += out.applied;
-              r = checkSource(path, a.diff ? source : out.source, perFile(i));
+              r = checkSource(path, a.diff ? source : out.source, withProject);
             }
           }
           // A clean file needs nothing kept for the output: storing even its path would leave a

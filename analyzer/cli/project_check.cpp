@@ -30,11 +30,16 @@ bool under(const std::string& path, const std::string& dir) {
   return dir == "/" || path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
 }
 
-}  // namespace
+struct NamedProject {
+  std::string root;
+  std::vector<std::string> modules;  // absolute; the named ones first
+  std::vector<size_t> fileIndex;     // per module: its index into the checked files, or SIZE_MAX
+  size_t named = 0;
+};
 
-void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectCheckArgs& args, ConfigResolver& resolver,
-                           const std::function<const CheckOptions&(size_t)>& options, std::vector<FileResult>& out,
-                           std::vector<bool>& handled) {
+/// The projects the Python files among `files` belong to: per project its root, its modules (the
+/// named ones first) and, per module, its index into `files` (SIZE_MAX for a module only read).
+std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, const ProjectCheckArgs& args, ConfigResolver& resolver) {
   // Each named path's project: the nearest folder with pyproject.toml, setup.cfg, setup.py or
   // .git; without one, the named folder (or a named file's folder).
   std::vector<std::pair<std::string, std::string>> argRoots;  // (absolute argument, its root)
@@ -67,17 +72,17 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
     }
     byRoot[root].push_back(i);
   }
-  CheckOptions readOnly;  // the options of modules read only for their summaries
+  std::vector<NamedProject> out;
   for (const auto& [root, named] : byRoot) {
-    // Every module of the project, with the excludes the walk applies; the named ones first.
-    std::vector<std::string> absFiles;
+    NamedProject np;
+    np.root = root;
+    np.named = named.size();
     std::unordered_map<std::string, size_t> index;
-    std::vector<size_t> walkedIndex;  // per project file: its index into `files`, or SIZE_MAX
     for (size_t i : named) {
       std::string abs = absolutePath(files[i]);
-      if (index.try_emplace(abs, absFiles.size()).second) {
-        absFiles.push_back(abs);
-        walkedIndex.push_back(i);
+      if (index.try_emplace(abs, np.modules.size()).second) {
+        np.modules.push_back(abs);
+        np.fileIndex.push_back(i);
       }
     }
     // Named files (pre-commit passes the changed ones): the programs that hold them, which is all
@@ -90,17 +95,31 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
       std::vector<std::string> candidates;
       for (const std::string& f : shallow.count(root) ? project::modulesBeside(root) : collectFiles({root}, resolver, args.walk).files)
         if (isPythonPath(f)) candidates.push_back(absolutePath(f));
-      others = project::programsHolding(root, absFiles, candidates, args.threads);
+      others = project::programsHolding(root, np.modules, candidates, args.threads);
     }
     for (const std::string& f : others) {
       if (!isPythonPath(f)) continue;
       std::string abs = absolutePath(f);
-      if (index.try_emplace(abs, absFiles.size()).second) {
-        absFiles.push_back(abs);
-        walkedIndex.push_back(SIZE_MAX);
+      if (index.try_emplace(abs, np.modules.size()).second) {
+        np.modules.push_back(abs);
+        np.fileIndex.push_back(SIZE_MAX);
       }
     }
-    project::Project proj(root, absFiles);
+    out.push_back(std::move(np));
+  }
+  return out;
+}
+
+}  // namespace
+
+void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectCheckArgs& args, ConfigResolver& resolver,
+                           const std::function<const CheckOptions&(size_t)>& options, std::vector<FileResult>& out,
+                           std::vector<bool>& handled) {
+  CheckOptions readOnly;  // the options of modules read only for their summaries
+  for (NamedProject& np : projectsOf(files, args, resolver)) {
+    const std::vector<std::string>& absFiles = np.modules;
+    const std::vector<size_t>& walkedIndex = np.fileIndex;
+    project::Project proj(np.root, absFiles);
     project::ProjectCheck check;
     check.threads = args.threads;
     check.report.resize(absFiles.size());
@@ -125,13 +144,38 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
         std::cerr << "oomlint: round " << round + 1 << ": " << absFiles[k] << ":" << why << "\n";
       };
     int rounds = project::checkProject(proj, check);
-    if (args.verbose)
-      std::cerr << "oomlint: project " << root << ": " << absFiles.size() << " modules (" << check.fromCache << " from the cache), "
-                << named.size() << " checked, "
-                << rounds << " rounds (";
-    for (size_t r = 0; args.verbose && r < check.analysedPerRound.size(); ++r) std::cerr << (r ? ", " : "") << check.analysedPerRound[r];
-    if (args.verbose) std::cerr << " modules analysed)\n";
+    if (args.verbose) {
+      std::cerr << "oomlint: project " << np.root << ": " << absFiles.size() << " modules (" << check.fromCache << " from the cache), "
+                << np.named << " checked, " << rounds << " rounds (";
+      for (size_t r = 0; r < check.analysedPerRound.size(); ++r) std::cerr << (r ? ", " : "") << check.analysedPerRound[r];
+      std::cerr << " modules analysed)\n";
+    }
   }
+}
+
+ProjectsForFixes::ProjectsForFixes(const std::vector<std::string>& files, const ProjectCheckArgs& args, ConfigResolver& resolver)
+    : where_(files.size(), {SIZE_MAX, SIZE_MAX}) {
+  CheckOptions readOnly;
+  for (NamedProject& np : projectsOf(files, args, resolver)) {
+    auto proj = std::make_unique<project::Project>(np.root, np.modules);
+    project::ProjectCheck check;  // every module read for its summaries; nothing reported
+    check.threads = args.threads;
+    check.report.assign(np.modules.size(), false);
+    check.displayPath = np.modules;
+    static const std::string kNoKey;
+    check.selectionKey = [](size_t) -> const std::string& { return kNoKey; };
+    check.options = [&](size_t) -> const CheckOptions& { return readOnly; };
+    check.onResult = [](size_t, FileResult&&) {};
+    project::checkProject(*proj, check);
+    for (size_t k = 0; k < np.fileIndex.size(); ++k)
+      if (np.fileIndex[k] != SIZE_MAX) where_[np.fileIndex[k]] = {projects_.size(), k};
+    projects_.push_back(std::move(proj));
+  }
+}
+
+std::unique_ptr<project::FileView> ProjectsForFixes::viewFor(size_t i) const {
+  if (i >= where_.size() || where_[i].first == SIZE_MAX) return nullptr;
+  return projects_[where_[i].first]->viewFor(where_[i].second);
 }
 
 }  // namespace oomlint

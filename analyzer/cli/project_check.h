@@ -2,12 +2,14 @@
 /// `oomlint check` for Python: the named modules and notebooks are checked as parts of their
 /// projects (project/analyze.h), the rest of each project read for its summaries.
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cache/cache.h"
 #include "cli/walk.h"
 #include "engine/engine.h"
+#include "project/project.h"
 
 namespace oomlint {
 
@@ -27,5 +29,19 @@ struct ProjectCheckArgs {
 void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectCheckArgs& args, ConfigResolver& resolver,
                            const std::function<const CheckOptions&(size_t)>& options, std::vector<FileResult>& out,
                            std::vector<bool>& handled);
+
+/// The projects of the Python files among `files`, read for their summaries only, so `--fix`
+/// fixes a file with the facts its check reports (a fix that is safe for the file alone may not
+/// be for a helper another module calls on a training path).
+class ProjectsForFixes {
+ public:
+  ProjectsForFixes(const std::vector<std::string>& files, const ProjectCheckArgs& args, ConfigResolver& resolver);
+  /// The view for files[i] (null when it is not Python). Alive while the file is fixed.
+  std::unique_ptr<project::FileView> viewFor(size_t i) const;
+
+ private:
+  std::vector<std::unique_ptr<project::Project>> projects_;
+  std::vector<std::pair<size_t, size_t>> where_;  // per file: (project, module), SIZE_MAX when none
+};
 
 }  // namespace oomlint
