@@ -83,6 +83,15 @@ std::vector<std::string> Projects::analyse(const std::string& path, CheckOptions
   return update(e, index, std::move(exports), p.file(index));
 }
 
+std::unique_ptr<project::FileView> Projects::viewFor(const std::string& path) const {
+  std::string abs = absolutePath(path);
+  for (const auto& [root, e] : byRoot_) {
+    size_t index = e.project->indexOf(abs);
+    if (index != SIZE_MAX && e.open.count(index)) return e.project->viewFor(index);
+  }
+  return nullptr;
+}
+
 std::vector<std::string> Projects::fileChanged(const std::string& path) {
   std::string abs = absolutePath(path);
   for (auto& [root, e] : byRoot_) {

@@ -26,6 +26,10 @@ class Projects {
   /// A module changed on disk (or its editor closed it): its exports are read from the file.
   /// Returns the open documents to analyse again.
   std::vector<std::string> fileChanged(const std::string& path);
+  /// A view for an open document (null when it is in no project), answering as the project now
+  /// stands: what its diagnostics came from, since any change of an answer re-analyses it. Fixes
+  /// are made with it. (The view of its last analysis may point into state a later link replaced.)
+  std::unique_ptr<project::FileView> viewFor(const std::string& path) const;
   /// The document is no longer open: its file on disk stands for it again.
   std::vector<std::string> closed(const std::string& path) { return fileChanged(path); }
 

@@ -422,7 +422,10 @@ class Server final : public NotebookHost {
     }
     if (wants("source.fixAll.oomlint") && d->notebook.empty() && d->module && !d->findings.empty()) {
       FixOptions fo;
-      CheckOptions co;
+      // The settings and project facts the diagnostics were made with.
+      CheckOptions co = optionsFor(d->path);
+      std::unique_ptr<project::FileView> view = projects_.viewFor(d->path);
+      co.project = view.get();
       FixOutcome out = applyFixes(d->path, d->text, co, fo);
       if (out.applied > 0)
         actions.push_back({{"title", "Fix all safe oomlint findings"},
