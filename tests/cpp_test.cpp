@@ -32,14 +32,7 @@ fs::path tempDir(const std::string& name) {
   return d;
 }
 
-CheckOptions everyRule() {
-  SelectorSet s;
-  s.select = {"ALL"};
-  s.selectGiven = true;
-  CheckOptions o;
-  o.selection = RuleSelection(s);
-  return o;
-}
+using testutil::everyRule;
 
 std::set<uint32_t> linesWith(const FileResult& r, std::string_view code) {
   std::set<uint32_t> out;

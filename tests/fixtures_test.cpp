@@ -16,18 +16,14 @@
 #include "engine/engine.h"
 #include "fix/fix.h"
 #include "report/report.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace oomlint;
 
 namespace {
 
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string readFile(const fs::path& p) { return testutil::slurp(p); }
 
 std::map<uint32_t, std::multiset<std::string>> expectations(const std::string& source, const std::string& marker) {
   std::map<uint32_t, std::multiset<std::string>> out;
@@ -70,14 +66,7 @@ fs::path fixedPathFor(const fs::path& p) {
   return fixed;
 }
 
-CheckOptions allRulesOptions() {
-  SelectorSet s;
-  s.select = {"ALL"};
-  s.selectGiven = true;
-  CheckOptions o;
-  o.selection = RuleSelection(s);
-  return o;
-}
+CheckOptions allRulesOptions() { return testutil::everyRule(); }
 
 }  // namespace
 

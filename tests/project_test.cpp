@@ -18,18 +18,12 @@
 #include "project/analyze.h"
 #include "project/scan.h"
 #include "project/serialize.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace oomlint;
 
 namespace {
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 using Expected = std::map<uint32_t, std::multiset<std::string>>;
 
@@ -57,15 +51,6 @@ Expected markers(const std::string& source, const std::string& marker, bool& any
   return out;
 }
 
-CheckOptions everyRuleSelected() {
-  SelectorSet s;
-  s.select = {"ALL"};
-  s.selectGiven = true;
-  CheckOptions o;
-  o.selection = RuleSelection(s);
-  return o;
-}
-
 std::vector<fs::path> projectFiles(const fs::path& root) {
   std::vector<fs::path> out;
   for (const auto& e : fs::recursive_directory_iterator(root))
@@ -81,7 +66,7 @@ std::map<std::string, std::vector<Finding>> checkAsProject(const fs::path& root,
   for (const fs::path& f : files) abs.push_back(f.string());
   project::Project p(fs::absolute(root).lexically_normal().string(), abs);
   project::ProjectCheck check;
-  CheckOptions opts = everyRuleSelected();
+  CheckOptions opts = testutil::everyRule();
   check.report.assign(abs.size(), true);
   check.displayPath = abs;
   check.options = [&](size_t) -> const CheckOptions& { return opts; };
@@ -122,20 +107,20 @@ TEST_P(ProjectFixture, FindingsMatchInlineExpectations) {
   auto found = checkAsProject(root);
   size_t expectedFindings = 0;
   for (const fs::path& f : projectFiles(root)) {
-    std::string source = readFile(f);
+    std::string source = testutil::slurp(f);
     bool anyExpect = false, anyAlone = false;
     Expected inProject = markers(source, "# expect:", anyExpect);
     Expected alone = markers(source, "# alone:", anyAlone);
     for (const auto& [line, codes] : inProject) expectedFindings += codes.size();
     std::string label = fs::relative(f, root).string();
     expectMatches(label, inProject, found[f.string()]);
-    if (anyAlone) expectMatches(label + " (alone)", alone, checkSource(f.string(), source, everyRuleSelected()).findings);
+    if (anyAlone) expectMatches(label + " (alone)", alone, checkSource(f.string(), source, testutil::everyRule()).findings);
   }
   // A project without a single expected finding is a negative fixture: it must still say so by
   // holding at least one `# alone:` line, so nothing here passes by checking nothing.
   if (expectedFindings == 0) {
     bool anyAlone = false;
-    for (const fs::path& f : projectFiles(root)) markers(readFile(f), "# alone:", anyAlone);
+    for (const fs::path& f : projectFiles(root)) markers(testutil::slurp(f), "# alone:", anyAlone);
     EXPECT_TRUE(anyAlone) << root.filename() << " expects no finding in the project and none alone: it tests nothing";
   }
 }
@@ -175,7 +160,7 @@ TEST(ProjectCheck, DependencyTextChangesKeepTheImportersCachedFindings) {
   std::vector<std::string> abs;
   for (const fs::path& f : projectFiles(tmp)) abs.push_back(f.string());
   std::string dir = (tmp / ".cache").string(), warning;
-  CheckOptions opts = everyRuleSelected();
+  CheckOptions opts = testutil::everyRule();
   static const std::string key = "k";
   auto run = [&](std::vector<size_t>& perRound, size_t& fromCache, std::map<std::string, size_t>& counts) {
     ResultCache cache(dir, warning);
@@ -231,8 +216,8 @@ TEST(ProjectScan, TopLevelImportsWithParenthesesContinuationsAndSubmodules) {
 
 TEST(ProjectCache, ExportsAndQuestionsSurviveTheCacheText) {
   fs::path root = fs::path(OOMLINT_FIXTURES) / "projects" / "meter_class_other_module";
-  std::string source = readFile(root / "stats.py");
-  CheckOptions opts = everyRuleSelected();
+  std::string source = testutil::slurp(root / "stats.py");
+  CheckOptions opts = testutil::everyRule();
   project::FileExports exports;
   opts.onFacts = [&](const Module& m, const Facts* facts) {
     exports = project::exportsOf(m, facts, [](std::string_view) { return true; });

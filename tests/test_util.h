@@ -9,7 +9,19 @@
 #include <sstream>
 #include <string>
 
+#include "engine/engine.h"
+
 namespace testutil {
+
+/// Options that select every rule, off-by-default ones included, so no rule hides behind its default.
+inline oomlint::CheckOptions everyRule() {
+  oomlint::SelectorSet s;
+  s.select = {"ALL"};
+  s.selectGiven = true;
+  oomlint::CheckOptions o;
+  o.selection = oomlint::RuleSelection(s);
+  return o;
+}
 
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

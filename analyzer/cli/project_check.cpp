@@ -21,11 +21,6 @@ bool isDirectory(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::string parentDir(const std::string& p) {
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos || slash == 0 ? std::string("/") : p.substr(0, slash);
-}
-
 bool under(const std::string& path, const std::string& dir) {
   return dir == "/" || path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
 }
@@ -49,7 +44,7 @@ std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, cons
     std::string abs = absolutePath(p);
     std::string root = args.projectRoot.empty() ? project::findRoot(abs) : absolutePath(args.projectRoot);
     if (root.empty()) {
-      root = isDirectory(abs) ? abs : parentDir(abs);
+      root = isDirectory(abs) ? abs : parentDirectory(abs);
       if (!isDirectory(abs)) shallow.insert(root);
     }
     if (isDirectory(abs)) walked.insert(root);
@@ -67,7 +62,7 @@ std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, cons
       }
     if (root.empty()) root = args.projectRoot.empty() ? project::findRoot(abs) : absolutePath(args.projectRoot);
     if (root.empty() || !under(abs, root)) {
-      root = parentDir(abs);
+      root = parentDirectory(abs);
       shallow.insert(root);
     }
     byRoot[root].push_back(i);

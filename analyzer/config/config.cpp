@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include "config/glob.h"
+#include "util/path.h"
 
 namespace oomlint {
 namespace {
@@ -12,13 +13,6 @@ namespace {
 bool fileExists(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string parentDir(const std::string& p) {
-  size_t slash = p.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return p.substr(0, slash);
 }
 
 std::vector<std::string> stringList(const toml::node& n, const std::string& key, const std::string& file) {
@@ -45,7 +39,7 @@ std::vector<std::string> selectors(const toml::node& n, const std::string& key, 
 Config parseTable(const toml::table& t, const std::string& file) {
   Config c;
   c.file = file;
-  c.dir = parentDir(file);
+  c.dir = parentDirectory(file);
   for (const auto& [k, v] : t) {
     std::string key(k.str());
     if (key == "select") {
@@ -175,7 +169,7 @@ std::shared_ptr<const Config> ConfigResolver::forDirectory(const std::string& di
       break;
     }
     if (d == "/" || d.empty()) break;
-    d = parentDir(d);
+    d = parentDirectory(d);
   }
   if (!found) found = applyCli(Config{});
   for (const std::string& v : visited) cache_[v] = found;

@@ -254,33 +254,18 @@ bool Facts::usesGradScaler() const {
 
 NodeId Facts::distributedWithoutDevice() const {
   if (distributedEvidence_ >= 0) return static_cast<NodeId>(distributedEvidence_);
-  if (programBindsDevice()) {  // main.py binds the device before this module's loaders run
-    distributedEvidence_ = kNone;
-    return kNone;
-  }
   NodeId evidence = kNone;
-  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
-    const Expr& x = m_.expr(e);
-    if (x.kind == ExprKind::String && (x.text.find("\"LOCAL_RANK\"") != std::string_view::npos ||
-                                       x.text.find("'LOCAL_RANK'") != std::string_view::npos)) {
-      if (evidence == kNone) evidence = e;
-      continue;
-    }
-    if (x.kind != ExprKind::Call) continue;
-    const std::string& c = m_.canonical(e);
-    if (c == "torch.cuda.set_device" || c == "torch.cuda.device" || c == "torch.accelerator.set_device_index" ||
-        c == "torch.accelerator.set_device") {
-      evidence = kNone;
-      break;
-    }
-    if (c == "torch.distributed.init_process_group") {
-      if (keywordArg(m_, e, "device_id") != kNone) {  // binds the process to its device
-        evidence = kNone;
-        break;
+  // This file or another of its program (main.py) binds each process to its GPU: no evidence.
+  if (!bindsDevice() && !programBindsDevice())
+    for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+      const Expr& x = m_.expr(e);
+      if (x.kind == ExprKind::String && (x.text.find("\"LOCAL_RANK\"") != std::string_view::npos ||
+                                         x.text.find("'LOCAL_RANK'") != std::string_view::npos)) {
+        if (evidence == kNone) evidence = e;
+      } else if (x.kind == ExprKind::Call && m_.canonical(e) == "torch.distributed.init_process_group") {
+        evidence = e;
       }
-      evidence = e;
     }
-  }
   distributedEvidence_ = evidence;
   return evidence;
 }

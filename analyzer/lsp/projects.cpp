@@ -10,15 +10,6 @@
 
 namespace oomlint::lsp {
 
-namespace {
-
-std::string parentDir(const std::string& p) {
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos || slash == 0 ? std::string("/") : p.substr(0, slash);
-}
-
-}  // namespace
-
 Projects::Entry& Projects::projectOf(const std::string& path, size_t& index) {
   std::string abs = absolutePath(path);
   for (auto& [root, e] : byRoot_) {
@@ -28,7 +19,7 @@ Projects::Entry& Projects::projectOf(const std::string& path, size_t& index) {
   std::string root = project::findRoot(abs);
   std::vector<std::string> files{abs};
   if (root.empty()) {  // no project marker above it: the programs beside it that hold it
-    root = parentDir(abs);
+    root = parentDirectory(abs);
     files = project::programsHolding(root, files, project::modulesBeside(root), 1);
   } else {
     try {

@@ -1,5 +1,7 @@
 #include "project/exports.h"
 
+#include "project/hash.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -19,21 +21,6 @@ Summary portable(const Summary& s) {
   out.entryGrad = GradMode::Enabled;
   out.calledOnTrainingPath = false;
   return out;
-}
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  return h;
-}
-
-uint64_t mix(uint64_t h, std::string_view s) {
-  uint64_t x = 1469598103934665603ULL;
-  for (unsigned char c : s) x = (x ^ c) * 1099511628211ULL;
-  return mix(h, x);
-}
-
-uint64_t valueHash(const ValueFact& v) {
-  return static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 4 | static_cast<uint64_t>(v.scalarLoss) << 8;
 }
 
 /// The call is on a training path of its function: in a loop that updates, before an update of
@@ -64,16 +51,7 @@ bool isEmptySummary(const Summary& s) {
 uint64_t FileExports::hash() const {
   uint64_t h = 0;
   for (const auto& [local, dotted] : imports) h = mix(mix(h, local), dotted);
-  for (const ExportedFunction& f : functions) {
-    const Summary& s = f.summary;
-    h = mix(mix(h, f.name), valueHash(s.returns));
-    for (const ValueFact& v : s.returnElems) h = mix(h, valueHash(v));
-    h = mix(h, static_cast<uint64_t>(s.returnsModule) | static_cast<uint64_t>(s.events) << 1 |
-                   static_cast<uint64_t>(s.accumulatesParam) << 9 | static_cast<uint64_t>(f.method) << 41);
-    h = mix(mix(mix(h, s.storesParam), s.assignsParam), static_cast<uint64_t>(s.softmaxOfParam + 1));
-    for (uint8_t e : s.eventOrder) h = mix(h, e);
-    for (const std::string& p : f.params) h = mix(h, p);
-  }
+  for (const ExportedFunction& f : functions) h = mix(mix(h, f.name), summaryHash(f.summary, f.params, f.method));
   for (const ExportedClass& c : classes) {
     h = mix(mix(h, c.name), static_cast<uint64_t>(c.module) | static_cast<uint64_t>(c.accumulator) << 1 | static_cast<uint64_t>(c.tensor) << 2 | static_cast<uint64_t>(c.framework) << 3);
     for (const std::string& b : c.bases) h = mix(h, b);

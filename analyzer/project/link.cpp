@@ -3,6 +3,7 @@
 // import graph. Then the answers a file's view gives, each recorded for its fingerprint.
 #include <algorithm>
 
+#include "project/hash.h"
 #include "project/project.h"
 
 namespace oomlint::project {
@@ -11,26 +12,7 @@ namespace {
 
 std::string keyOf(size_t file, std::string_view name) { return std::to_string(file) + "\n" + std::string(name); }
 
-uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
-
-uint64_t mix(uint64_t h, std::string_view s) {
-  uint64_t x = 1469598103934665603ULL;
-  for (unsigned char c : s) x = (x ^ c) * 1099511628211ULL;
-  return mix(h, x);
-}
-
-uint64_t summaryHash(const ImportedFunction& f) {
-  const Summary& s = *f.summary;
-  uint64_t h = mix(0, static_cast<uint64_t>(s.returns.history) | static_cast<uint64_t>(s.returns.device) << 4 |
-                          static_cast<uint64_t>(s.returns.scalarLoss) << 8 | static_cast<uint64_t>(s.returnsModule) << 9 |
-                          static_cast<uint64_t>(s.events) << 10 | static_cast<uint64_t>(f.bound) << 18);
-  for (const ValueFact& v : s.returnElems) h = mix(h, static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 4);
-  for (uint8_t e : s.eventOrder) h = mix(h, e);
-  h = mix(mix(mix(h, s.accumulatesParam), s.storesParam), s.assignsParam);
-  h = mix(h, static_cast<uint64_t>(s.softmaxOfParam + 1));
-  for (const std::string& p : f.params) h = mix(h, p);
-  return h;
-}
+uint64_t summaryHash(const ImportedFunction& f) { return project::summaryHash(*f.summary, f.params, f.bound); }
 
 uint64_t callersHash(const CallerContext& c) {
   uint64_t h = mix(0, static_cast<uint64_t>(c.grad) | static_cast<uint64_t>(c.onTrainingPath) << 8 |
@@ -56,7 +38,7 @@ static Symbol resolveBase(const Project& p, size_t file, const std::string& base
 const ImportedFunction* Project::findFunction(const Symbol& s, int depth) const {
   if (!s.found() || s.name.empty() || depth > 8) return nullptr;
   auto it = functions_.find(keyOf(s.file, s.name));
-  if (it != functions_.end()) return &it->second.info;
+  if (it != functions_.end()) return &it->second;
   size_t dot = s.name.find('.');
   if (dot == std::string::npos) return nullptr;
   // A method the class inherits: the class defines it (with nothing to say) or a base does.
@@ -80,12 +62,11 @@ const Project::ClassState* Project::findClass(const Symbol& s) const {
 
 void Project::addFunctions(size_t j) {
   for (const ExportedFunction& f : exports_[j].functions) {
-    FunctionState st;
-    st.info.summary = &summaries_.emplace_back(f.summary);
-    st.info.params = f.params;
-    st.info.bound = f.method;
-    st.hash = summaryHash(st.info);
-    functions_.insert_or_assign(keyOf(j, f.name), std::move(st));
+    ImportedFunction fn;
+    fn.summary = &summaries_.emplace_back(f.summary);
+    fn.params = f.params;
+    fn.bound = f.method;
+    functions_.insert_or_assign(keyOf(j, f.name), std::move(fn));
   }
 }
 
@@ -196,7 +177,11 @@ void Project::link() {
         if (!next.found()) break;
         s = next;
       }
-      auto [it, fresh] = callers_.try_emplace(keyOf(s.file, s.name));
+      // A function whose body does nothing grad mode or eval mode changes exports no summary: its
+      // callers tell it nothing. (A module not analysed yet has told nothing: callers kept for it.)
+      std::string key = keyOf(s.file, s.name);
+      if (hasExports_[s.file] && !functions_.count(key)) continue;
+      auto [it, fresh] = callers_.try_emplace(std::move(key));
       CallerContext& ctx = it->second;
       if (fresh) {
         ctx.grad = call.grad;
@@ -252,13 +237,9 @@ void Project::link() {
   programs_ = propagate(reverse, propagate(edges, std::move(mine)));
   // A function every other module calls as a plain function would be called (grad on, nothing in
   // eval mode, off any training path) learns nothing from them.
-  // Nor does one whose body does nothing grad mode or eval mode changes (it exports no summary).
-  // (A module not analysed yet has told nothing: its callers are kept for it.)
-  std::erase_if(callers_, [&](const auto& kv) {
+  std::erase_if(callers_, [](const auto& kv) {
     const CallerContext& c = kv.second;
-    size_t file = static_cast<size_t>(std::stoull(kv.first.substr(0, kv.first.find('\n'))));
-    return (c.grad == static_cast<uint8_t>(GradMode::Enabled) && !c.evalPositional && c.evalKeywords.empty() && !c.onTrainingPath) ||
-           (hasExports_[file] && !functions_.count(kv.first));
+    return c.grad == static_cast<uint8_t>(GradMode::Enabled) && !c.evalPositional && c.evalKeywords.empty() && !c.onTrainingPath;
   });
 }
 

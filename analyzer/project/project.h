@@ -108,11 +108,7 @@ class Project {
   std::vector<FileExports> exports_;
   std::vector<char> hasExports_;  // per file: analysed (or read from the cache) in this run
   // linked state
-  struct FunctionState {
-    ImportedFunction info;
-    uint64_t hash = 0;
-  };
-  std::unordered_map<std::string, FunctionState> functions_;     // "<file>\n<name>" -> function
+  std::unordered_map<std::string, ImportedFunction> functions_;     // "<file>\n<name>" -> function
   std::unordered_map<std::string, ClassState> classes_;          // "<file>\n<class>" -> state
   std::unordered_map<std::string, CallerContext> callers_;       // "<file>\n<name>" -> callers elsewhere
   std::vector<ProgramFacts> programs_;                           // per file

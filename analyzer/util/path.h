@@ -34,4 +34,12 @@ inline std::string absolutePath(const std::string& path) {
   return out.empty() ? "/" : out;
 }
 
+/// The folder holding `path`: "/" for a file at the root, "." for a bare name.
+inline std::string parentDirectory(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
 }  // namespace oomlint
