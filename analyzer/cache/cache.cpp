@@ -1,5 +1,6 @@
 #include "cache/cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,7 +9,6 @@
 #include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "version.h"
 
@@ -30,7 +30,7 @@ std::string_view internCode(const std::string& code) {
 }
 
 /// The release and the layout of an entry: a cache written by another build is discarded.
-const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache3";
+const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache4";
 
 json spanJson(const Span& s) { return json::array({s.begin, s.end, s.line, s.col, s.endLine, s.endCol}); }
 Span spanFrom(const json& j) {
@@ -43,6 +43,52 @@ Span spanFrom(const json& j) {
   s.endCol = j.at(5);
   return s;
 }
+
+/// Writes `text` to `path`; on failure nothing is left there.
+std::string writeFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return "cannot write " + path;
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (out) return {};
+  ::unlink(path.c_str());
+  return "cannot write " + path;
+}
+
+/// The summaries files of earlier saves of this version, now that the JSON names `keep`. (A
+/// concurrent oomlint whose file goes too finds no summaries: its modules are analysed again.)
+void removeOtherSummaries(const std::string& dir, const std::string& keep) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  std::string prefix = std::string(OOMLINT_VERSION) + ".";
+  while (const dirent* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name == keep || !name.starts_with(prefix) || !name.ends_with(".summaries")) continue;
+    ::unlink((dir + "/" + std::string(name)).c_str());
+  }
+  ::closedir(d);
+}
+
+/// The whole of a file into `out`, in one read.
+bool readWhole(const std::string& path, std::string& out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0;
+  if (ok) out.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (ok && got < out.size()) {
+    ssize_t r = ::read(fd, out.data() + got, out.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  out.resize(got);
+  return ok;
+}
+
+std::string blobHeader(uint64_t token) { return "oomlint summaries " + std::to_string(token) + "\n"; }
 
 }  // namespace
 
@@ -57,26 +103,39 @@ uint64_t ResultCache::hashContent(const std::string& s) {
 
 ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move(dir)) {
   file_ = dir_ + "/" + std::string(OOMLINT_VERSION) + ".json";
-  std::ifstream in(file_, std::ios::binary);
-  if (!in) return;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json doc = json::parse(ss.str(), nullptr, false);
+  std::string text;
+  if (!readWhole(file_, text)) return;
+  json doc = json::parse(text, nullptr, false);
   try {
     if (doc.is_discarded() || !doc.is_object()) throw std::runtime_error("format");
     if (doc.value("version", "") != kCacheVersion) {
       dirty_ = true;  // written by another build of oomlint: start afresh, silently
       return;
     }
+    // The modules' summaries sit in a file of their own: they are most of the bytes, and a check
+    // whose projects are settled never reads them, so they are not JSON to be lexed, and are
+    // read only when asked for (loadSummaries).
+    if (doc.contains("blobs")) {
+      const json& b = doc["blobs"];
+      blobFile_ = dir_ + "/" + b.at("file").get<std::string>();
+      blobSize_ = b.at("size");
+      blobToken_ = b.at("token");
+    }
+    // Files share a handful of rule selections, long strings: each is written once.
+    std::vector<std::string> selections = doc.at("selections").get<std::vector<std::string>>();
     for (const auto& [path, e] : doc.at("files").items()) {
       Entry entry;
-      entry.selection = e.at("selection");
+      entry.selection = selections.at(e.at("selection").get<size_t>());
       entry.size = e.at("size");
       entry.mtimeNs = e.at("mtime_ns");
       entry.inode = e.at("inode");
       entry.cachedAt = e.at("cached_at");
       entry.hash = e.at("hash");
-      if (e.contains("project")) entry.project = e["project"].get<std::string>();
+      if (e.contains("project") && !blobFile_.empty()) {  // [offset, length] in the summaries file
+        const json& at = e["project"];
+        entry.blobOffset = at.at(0);
+        entry.blobLength = at.at(1);
+      }
       for (const json& f : e.at("findings")) {
         Finding fd;
         fd.code = internCode(f.at("code"));
@@ -115,10 +174,8 @@ const ResultCache::Entry* ResultCache::unchanged(const std::string& absPath) {
   if (e.size != st.st_size || e.mtimeNs != mtimeNs(st) || e.inode != static_cast<int64_t>(st.st_ino)) return nullptr;
   // Written within a second of being cached: the mtime cannot tell two versions apart.
   if (mtimeNs(st) / 1000000000LL >= e.cachedAt - 1) {
-    std::ifstream in(absPath, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (hashContent(ss.str()) != e.hash) return nullptr;
+    std::string text;
+    if (!readWhole(absPath, text) || hashContent(text) != e.hash) return nullptr;
   }
   return &e;
 }
@@ -131,13 +188,15 @@ bool ResultCache::lookup(const std::string& absPath, const std::string& selectio
   return true;
 }
 
-bool ResultCache::lookupStored(const std::string& absPath, Stored& out) {
+bool ResultCache::lookupStored(const std::string& absPath, Stored& out, bool withSummaries) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Entry* e = unchanged(absPath);
   if (!e) return false;
   out.selection = e->selection;
   out.findings = e->findings;
-  out.project = e->project;
+  out.summarised = e->blobLength > 0 || !e->project.empty();
+  out.project.clear();
+  if (withSummaries && out.summarised) out.project = summariesOf(*e);
   return true;
 }
 
@@ -177,6 +236,21 @@ void ResultCache::store(const std::string& absPath, const std::string& selection
   dirty_ = true;
 }
 
+void ResultCache::loadSummaries() {
+  if (blobsLoaded_) return;
+  blobsLoaded_ = true;
+  if (blobFile_.empty() || !readWhole(blobFile_, blobs_) || blobs_.size() != blobSize_ ||
+      blobs_.compare(0, blobHeader(blobToken_).size(), blobHeader(blobToken_)) != 0)
+    blobs_.clear();  // missing or from another save: those modules are analysed again
+}
+
+std::string_view ResultCache::summariesOf(const Entry& e) {
+  if (!e.project.empty() || e.blobLength == 0) return e.project;
+  loadSummaries();
+  if (e.blobOffset > blobs_.size() || e.blobLength > blobs_.size() - e.blobOffset) return {};
+  return std::string_view(blobs_).substr(e.blobOffset, e.blobLength);
+}
+
 std::string ResultCache::projectState(const std::string& root) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = projects_.find(root);
@@ -193,8 +267,15 @@ void ResultCache::setProjectState(const std::string& root, std::string state) {
 
 std::string ResultCache::save() {
   if (!dirty_) return {};
+  loadSummaries();  // the entries kept from the last save carry theirs over
   json files = json::object();
+  uint64_t token = static_cast<uint64_t>(std::time(nullptr)) * 1000003ULL ^ static_cast<uint64_t>(::getpid()) ^ reinterpret_cast<uintptr_t>(&files);
+  std::string blobs = blobHeader(token);
+  std::vector<std::string> selections;
+  std::unordered_map<std::string, size_t> selectionIndex;
   for (const auto& [path, e] : entries_) {
+    auto [at, fresh] = selectionIndex.try_emplace(e.selection, selections.size());
+    if (fresh) selections.push_back(e.selection);
     json fs = json::array();
     for (const Finding& f : e.findings) {
       json j = {{"code", std::string(f.code)}, {"message", f.message}, {"span", spanJson(f.span)}, {"severity", static_cast<int>(f.severity)}};
@@ -210,30 +291,34 @@ std::string ResultCache::save() {
       }
       fs.push_back(std::move(j));
     }
-    files[path] = {{"selection", e.selection}, {"size", e.size}, {"mtime_ns", e.mtimeNs}, {"inode", e.inode},
+    files[path] = {{"selection", at->second}, {"size", e.size}, {"mtime_ns", e.mtimeNs}, {"inode", e.inode},
                    {"cached_at", e.cachedAt}, {"hash", e.hash}, {"findings", fs}};
-    if (!e.project.empty()) files[path]["project"] = e.project;
+    std::string_view summaries = summariesOf(e);
+    if (!summaries.empty()) {
+      files[path]["project"] = json::array({blobs.size(), summaries.size()});
+      blobs += summaries;
+    }
   }
-  json doc = {{"version", kCacheVersion}, {"files", files}, {"projects", projects_}};
+  std::string blobName = std::string(OOMLINT_VERSION) + "." + std::to_string(token) + ".summaries";
+  json doc = {{"version", kCacheVersion}, {"selections", selections}, {"files", files}, {"projects", projects_},
+              {"blobs", {{"file", blobName}, {"size", blobs.size()}, {"token", token}}}};
   if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) return "cannot create " + dir_ + ": " + std::strerror(errno);
   // A marker that keeps the cache out of version control, as ruff does.
   std::string gitignore = dir_ + "/.gitignore";
   if (::access(gitignore.c_str(), F_OK) != 0) std::ofstream(gitignore) << "*\n";
+  std::string blobPath = dir_ + "/" + blobName;
+  if (std::string error = writeFile(blobPath, blobs); !error.empty()) return error;
   std::string tmp = file_ + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return "cannot write " + tmp;
-    std::string text = doc.dump(-1, ' ', false, json::error_handler_t::replace);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out) {
-      ::unlink(tmp.c_str());
-      return "cannot write " + tmp;
-    }
+  if (std::string error = writeFile(tmp, doc.dump(-1, ' ', false, json::error_handler_t::replace)); !error.empty()) {
+    ::unlink(blobPath.c_str());
+    return error;
   }
   if (::rename(tmp.c_str(), file_.c_str()) != 0) {
     ::unlink(tmp.c_str());
+    ::unlink(blobPath.c_str());
     return "cannot replace " + file_;
   }
+  removeOtherSummaries(dir_, blobName);
   return {};
 }
 

@@ -34,9 +34,11 @@ class ResultCache {
     std::string selection;          // the selection its findings were made with; "" when it was only read for its summaries
     std::vector<Finding> findings;
     std::string project;            // its exports and the questions it asked (project/serialize.h)
+    bool summarised = false;        // the entry has them (even when not copied into `project`)
   };
-  /// The entry of an unchanged file, whatever selection it was checked with.
-  bool lookupStored(const std::string& absPath, Stored& out);
+  /// The entry of an unchanged file, whatever selection it was checked with; its summaries are
+  /// copied only when `withSummaries` (a settled project's check needs just the findings).
+  bool lookupStored(const std::string& absPath, Stored& out, bool withSummaries = true);
   /// Stores a file's entry; `contentHash` is hashContent of the text that was analysed.
   void storeStored(const std::string& absPath, uint64_t contentHash, Stored s);
   /// What the last check of a project (a root and its module list, as `key`) left: whether every
@@ -51,8 +53,12 @@ class ResultCache {
     int64_t size = 0, mtimeNs = 0, inode = 0, cachedAt = 0;
     uint64_t hash = 0;
     std::vector<Finding> findings;
-    std::string project;
+    std::string project;                    // summaries stored in this run, or
+    size_t blobOffset = 0, blobLength = 0;  // where the last save put them in its summaries file
   };
+  /// Reads the summaries file the JSON names, once.
+  void loadSummaries();
+  std::string_view summariesOf(const Entry& e);
   /// The entry of `absPath` when the file is unchanged since it was stored (caller holds mutex_).
   const Entry* unchanged(const std::string& absPath);
   std::string dir_, file_;
@@ -60,6 +66,10 @@ class ResultCache {
   std::unordered_map<std::string, Entry> entries_;
   std::unordered_map<std::string, std::string> projects_;  // project key -> projectState
   bool dirty_ = false;
+  std::string blobFile_, blobs_;
+  size_t blobSize_ = 0;
+  uint64_t blobToken_ = 0;
+  bool blobsLoaded_ = false;
 };
 
 }  // namespace oomlint

@@ -40,6 +40,7 @@ std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, cons
   std::vector<std::pair<std::string, std::string>> argRoots;  // (absolute argument, its root)
   std::set<std::string> shallow;  // roots that are a named file's folder: only its own modules are read
   std::set<std::string> walked;   // roots a named folder lies in: every module of it is checked anyway
+  std::set<std::string> walkedWhole;  // roots named themselves: the walk of `files` found all their modules
   for (const std::string& p : args.pathArgs) {
     std::string abs = absolutePath(p);
     std::string root = args.projectRoot.empty() ? project::findRoot(abs) : absolutePath(args.projectRoot);
@@ -48,6 +49,7 @@ std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, cons
       if (!isDirectory(abs)) shallow.insert(root);
     }
     if (isDirectory(abs)) walked.insert(root);
+    if (isDirectory(abs) && abs == root) walkedWhole.insert(root);
     argRoots.emplace_back(abs, root);
   }
   std::map<std::string, std::vector<size_t>> byRoot;  // root -> indices into files
@@ -84,7 +86,9 @@ std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, cons
     // that can change what they are told; a folder without a project marker above a named file
     // offers only the modules beside it (`oomlint check /tmp/x.py` must not read all of /tmp).
     std::vector<std::string> others;
-    if (walked.count(root) && !shallow.count(root)) {
+    if (walkedWhole.count(root) && !shallow.count(root)) {
+      // nothing more to read: its modules are all among the named ones
+    } else if (walked.count(root) && !shallow.count(root)) {
       others = collectFiles({root}, resolver, args.walk).files;
     } else {
       std::vector<std::string> candidates;
@@ -105,6 +109,33 @@ std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, cons
   return out;
 }
 
+/// The modules of one project split into parts no import joins (project/order.h), each with
+/// its modules' indices into the checked files; one part, the project itself, holds `whole`.
+struct ProjectPart {
+  std::unique_ptr<project::Project> project;
+  std::vector<size_t> fileIndex;
+};
+std::vector<ProjectPart> partsOf(NamedProject& np, unsigned threads) {
+  auto whole = std::make_unique<project::Project>(np.root, np.modules);
+  std::vector<std::vector<size_t>> parts = project::independentParts(*whole, threads);
+  std::vector<ProjectPart> out;
+  if (parts.size() == 1) {
+    out.push_back({std::move(whole), std::move(np.fileIndex)});
+    return out;
+  }
+  for (const std::vector<size_t>& part : parts) {
+    std::vector<std::string> modules;
+    ProjectPart pp;
+    for (size_t k : part) {
+      modules.push_back(np.modules[k]);
+      pp.fileIndex.push_back(np.fileIndex[k]);
+    }
+    pp.project = std::make_unique<project::Project>(np.root, std::move(modules));
+    out.push_back(std::move(pp));
+  }
+  return out;
+}
+
 }  // namespace
 
 void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectCheckArgs& args, ConfigResolver& resolver,
@@ -112,38 +143,45 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
                            std::vector<bool>& handled) {
   CheckOptions readOnly;  // the options of modules read only for their summaries
   for (NamedProject& np : projectsOf(files, args, resolver)) {
-    const std::vector<std::string>& absFiles = np.modules;
-    const std::vector<size_t>& walkedIndex = np.fileIndex;
-    project::Project proj(np.root, absFiles);
-    project::ProjectCheck check;
-    check.threads = args.threads;
-    check.report.resize(absFiles.size());
-    check.displayPath.resize(absFiles.size());
-    for (size_t k = 0; k < absFiles.size(); ++k) {
-      check.report[k] = walkedIndex[k] != SIZE_MAX;
-      if (check.report[k]) check.displayPath[k] = files[walkedIndex[k]];
-    }
-    check.cache = args.cache;
-    static const std::string kNoKey;
-    check.selectionKey = [&](size_t k) -> const std::string& { return walkedIndex[k] != SIZE_MAX ? args.selectionKey(walkedIndex[k]) : kNoKey; };
-    check.options = [&](size_t k) -> const CheckOptions& { return walkedIndex[k] != SIZE_MAX ? options(walkedIndex[k]) : readOnly; };
-    check.onResult = [&](size_t k, FileResult&& r) {
-      size_t i = walkedIndex[k];
-      handled[i] = true;
-      if (r.findings.empty() && r.skippedReason.empty()) return;
-      if (!args.keepSource) keepOnlyReportedLines(r);
-      out[i] = std::move(r);
-    };
-    if (args.verbose > 1)
-      check.explain = [&](size_t k, int round, const std::string& why) {
-        std::cerr << "oomlint: round " << round + 1 << ": " << absFiles[k] << ":" << why << "\n";
+    // One part at a time: what a part holds goes before the next is read.
+    std::vector<ProjectPart> parts = partsOf(np, args.threads);
+    for (size_t part = 0; part < parts.size(); ++part) {
+      project::Project& proj = *parts[part].project;
+      const std::vector<size_t>& walkedIndex = parts[part].fileIndex;
+      size_t n = proj.size(), named = 0;
+      project::ProjectCheck check;
+      check.threads = args.threads;
+      check.report.resize(n);
+      check.displayPath.resize(n);
+      for (size_t k = 0; k < n; ++k) {
+        check.report[k] = walkedIndex[k] != SIZE_MAX;
+        if (check.report[k]) check.displayPath[k] = files[walkedIndex[k]];
+        named += check.report[k];
+      }
+      check.cache = args.cache;
+      static const std::string kNoKey;
+      check.selectionKey = [&](size_t k) -> const std::string& { return walkedIndex[k] != SIZE_MAX ? args.selectionKey(walkedIndex[k]) : kNoKey; };
+      check.options = [&](size_t k) -> const CheckOptions& { return walkedIndex[k] != SIZE_MAX ? options(walkedIndex[k]) : readOnly; };
+      check.onResult = [&](size_t k, FileResult&& r) {
+        size_t i = walkedIndex[k];
+        handled[i] = true;
+        if (r.findings.empty() && r.skippedReason.empty()) return;
+        if (!args.keepSource) keepOnlyReportedLines(r);
+        out[i] = std::move(r);
       };
-    int rounds = project::checkProject(proj, check);
-    if (args.verbose) {
-      std::cerr << "oomlint: project " << np.root << ": " << absFiles.size() << " modules (" << check.fromCache << " from the cache), "
-                << np.named << " checked, " << rounds << " rounds (";
-      for (size_t r = 0; r < check.analysedPerRound.size(); ++r) std::cerr << (r ? ", " : "") << check.analysedPerRound[r];
-      std::cerr << " modules analysed)\n";
+      if (args.verbose > 1)
+        check.explain = [&](size_t k, int round, const std::string& why) {
+          std::cerr << "oomlint: round " << round + 1 << ": " << proj.file(k) << ":" << why << "\n";
+        };
+      int rounds = project::checkProject(proj, check);
+      if (args.verbose) {
+        std::cerr << "oomlint: project " << np.root;
+        if (parts.size() > 1) std::cerr << " (part " << part + 1 << " of " << parts.size() << ", independent of the others)";
+        std::cerr << ": " << n << " modules (" << check.fromCache << " from the cache), " << named << " checked, " << rounds << " rounds (";
+        for (size_t r = 0; r < check.analysedPerRound.size(); ++r) std::cerr << (r ? ", " : "") << check.analysedPerRound[r];
+        std::cerr << " modules analysed)\n";
+      }
+      parts[part].project.reset();
     }
   }
 }

@@ -83,7 +83,14 @@ bool matchFrom(std::string_view p, size_t pi, std::string_view s, size_t si, int
 
 }  // namespace
 
-bool globMatch(std::string_view p, std::string_view s) { return matchFrom(p, 0, s, 0, 0); }
+bool globMatch(std::string_view p, std::string_view s) {
+  // `*.ext` and the like, the commonest pattern, without the general matcher's recursion.
+  if (p.size() > 1 && p[0] == '*' && p.substr(1).find_first_of("*?[\\") == std::string_view::npos) {
+    std::string_view tail = p.substr(1);
+    return s.size() >= tail.size() && s.ends_with(tail) && s.substr(0, s.size() - tail.size()).find('/') == std::string_view::npos;
+  }
+  return matchFrom(p, 0, s, 0, 0);
+}
 
 bool pathPatternMatch(std::string_view pattern, std::string_view rel) {
   while (pattern.size() > 1 && pattern.back() == '/') pattern.remove_suffix(1);
