@@ -16,6 +16,7 @@
 
 #include "engine/engine.h"
 #include "project/analyze.h"
+#include "project/order.h"
 #include "project/scan.h"
 #include "project/serialize.h"
 #include "test_util.h"
@@ -192,10 +193,23 @@ TEST(ProjectCheck, DependencyTextChangesKeepTheImportersCachedFindings) {
   run(rounds, cached, third);
   EXPECT_EQ(rounds, std::vector<size_t>{1});
   EXPECT_EQ(first, third);
+  // The summaries live in one file beside the findings, replaced by each save.
+  std::vector<fs::path> summaries;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".summaries") summaries.push_back(e.path());
+  ASSERT_EQ(summaries.size(), 1u);
+  // Without it (deleted, or from a concurrent run) nothing is lost: modules are analysed again.
+  fs::remove(summaries.front());
+  std::ofstream(tmp / "utils.py", std::ios::app) << "\n\ndef another():\n    return 2\n";
+  std::map<std::string, size_t> fourth;
+  run(rounds, cached, fourth);
+  EXPECT_EQ(cached, 0u);
+  EXPECT_EQ(rounds.front(), abs.size());
+  EXPECT_EQ(first, fourth);
   fs::remove_all(tmp);
 }
 
-TEST(ProjectScan, TopLevelImportsWithParenthesesContinuationsAndSubmodules) {
+TEST(ProjectScan, ImportsWithParenthesesContinuationsSubmodulesAndNesting) {
   auto scanned = project::scanImports(
       "import os, torch.nn as nn\n"
       "from .models import (\n    Net,  # the model\n    Head,\n)\n"
@@ -204,12 +218,19 @@ TEST(ProjectScan, TopLevelImportsWithParenthesesContinuationsAndSubmodules) {
       "def f():\n    import late  # runs when called: not ordered on\n"
       "x = '''\nfrom docs import nothing\n'''\n");
   std::vector<std::pair<std::string, std::string>> got;
-  for (const auto& s : scanned) got.emplace_back(s.name, s.fallback);
+  std::vector<std::string> nested;
+  for (const auto& s : scanned) {
+    got.emplace_back(s.name, s.fallback);
+    if (s.nested) nested.push_back(s.name);
+  }
   std::vector<std::pair<std::string, std::string>> want = {
       {"os", ""}, {"torch.nn", ""}, {".models.Net", ".models"}, {".models.Head", ".models"}, {".utils", "."},
-      {"pkg.sub.thing", "pkg.sub"}, {"docs.nothing", "docs"}};
-  // A string's text can look like an import: it only orders work (a name it invents costs nothing).
+      {"pkg.sub.thing", "pkg.sub"}, {"late", ""}, {"docs.nothing", "docs"}};
+  // A string's text can look like an import: it only orders work and joins parts (a name it
+  // invents costs nothing).
   EXPECT_EQ(got, want);
+  // The import inside the function is not ordered on, but it still ties the two modules together.
+  EXPECT_EQ(nested, std::vector<std::string>{"late"});
   EXPECT_TRUE(scanned[0].plain);
   EXPECT_FALSE(scanned[2].plain);
 }
@@ -234,4 +255,41 @@ TEST(ProjectCache, ExportsAndQuestionsSurviveTheCacheText) {
   EXPECT_EQ(back.answered, 42u);
   EXPECT_FALSE(project::decode("F\tbroken\n", back));  // not what encode writes: analysed again
   EXPECT_FALSE(project::decode(project::encode(c).substr(0, 20), back));
+}
+
+TEST(ProjectParts, ModulesNoImportJoinsAreAnalysedApart) {
+  // Two example folders that share nothing, one script importing a helper only inside a function,
+  // and a folder tied to another by a dotted import: three parts. A root that is a package is one.
+  fs::path tmp = fs::temp_directory_path() / ("oomlint_project_parts_" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  auto write = [&](const std::string& rel, const std::string& text) {
+    fs::create_directories((tmp / rel).parent_path());
+    std::ofstream(tmp / rel) << text;
+  };
+  write("mnist/main.py", "from model import Net\n");
+  write("mnist/model.py", "import torch\n");
+  write("vae/main.py", "import torch\n");
+  write("run.py", "def go():\n    from shared import tools\n");
+  write("shared/tools.py", "x = 1\n");
+  write("gan/train.py", "import common.blocks.conv\n");
+  write("common/blocks/conv.py", "import torch\n");
+  std::vector<std::string> abs;
+  for (const fs::path& f : projectFiles(tmp)) abs.push_back(f.string());
+  project::Project p(tmp.string(), abs);
+  std::set<std::set<std::string>> got;
+  for (const auto& part : project::independentParts(p, 2)) {
+    std::set<std::string> names;
+    for (size_t i : part) names.insert(fs::relative(p.file(i), tmp).string());
+    got.insert(names);
+  }
+  std::set<std::set<std::string>> want = {{"mnist/main.py", "mnist/model.py"},
+                                          {"vae/main.py"},
+                                          {"run.py", "shared/tools.py"},
+                                          {"gan/train.py", "common/blocks/conv.py"}};
+  EXPECT_EQ(got, want);
+  write("__init__.py", "");
+  abs.push_back((tmp / "__init__.py").string());
+  project::Project package(tmp.string(), abs);
+  EXPECT_EQ(project::independentParts(package, 2).size(), 1u);
+  fs::remove_all(tmp);
 }

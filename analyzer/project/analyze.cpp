@@ -54,6 +54,11 @@ int checkProject(Project& p, const ProjectCheck& check) {
     cached[i] = 0;
     if (check.report[i]) {
       r.path = check.displayPath[i];
+      // The output shows the lines of findings only: a file without any needs no text kept.
+      if (r.findings.empty() && r.skippedReason.empty()) {
+        r.source = std::string();
+        r.notebook.reset();
+      }
       results[i] = std::move(r);
     }
     return exports;
@@ -69,7 +74,7 @@ int checkProject(Project& p, const ProjectCheck& check) {
   if (check.cache && check.cache->projectState(stateKey) == "settled") {
     bool unchanged = true;
     for (size_t i = 0; i < n && unchanged; ++i)
-      unchanged = check.cache->lookupStored(p.file(i), stored[i]) && !stored[i].project.empty() &&
+      unchanged = check.cache->lookupStored(p.file(i), stored[i], /*withSummaries=*/false) && stored[i].summarised &&
                   (!check.report[i] || stored[i].selection == check.selectionKey(i));
     if (unchanged) {
       check.fromCache = n;

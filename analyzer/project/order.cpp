@@ -7,9 +7,11 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "engine/engine.h"
+#include "notebook/notebook.h"
 #include "project/scan.h"
 
 namespace oomlint::project {
@@ -83,6 +85,7 @@ std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threa
     std::string source;
     if (!readSourceFile(p.file(i), source).empty()) return;
     for (const ScannedImport& imp : scanImports(source)) {
+      if (imp.nested) continue;
       size_t j = p.resolveModule(i, imp.name);
       if (j == SIZE_MAX && !imp.fallback.empty()) j = p.resolveModule(i, imp.fallback);
       // `import torch` inside torch: the package's `__init__` imports nearly everything, and what
@@ -156,6 +159,71 @@ void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& 
   for (unsigned k = 1; k < t; ++k) pool.emplace_back(worker);
   worker();
   for (auto& th : pool) th.join();
+}
+
+namespace {
+
+/// What a module's import statements may load: each name and the packages above it.
+std::vector<size_t> importedBy(const Project& p, size_t i, std::string_view source) {
+  std::vector<size_t> out;
+  auto add = [&](std::string_view dotted) {
+    size_t j = p.resolveModule(i, dotted);
+    if (j != SIZE_MAX && j != i) out.push_back(j);
+  };
+  for (const ScannedImport& imp : scanImports(source)) {
+    std::string_view name = imp.name;
+    for (size_t dot = name.find('.', name.find_first_not_of('.')); dot != std::string_view::npos; dot = name.find('.', dot + 1))
+      add(name.substr(0, dot));
+    add(name);
+    if (!imp.fallback.empty()) add(imp.fallback);
+  }
+  return out;
+}
+
+size_t findRoot(std::vector<size_t>& parent, size_t x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> independentParts(const Project& p, unsigned threads) {
+  size_t n = p.size();
+  std::vector<size_t> all(n);
+  for (size_t i = 0; i < n; ++i) all[i] = i;
+  if (n < 2 || p.indexOf(p.root() + "/__init__.py") != SIZE_MAX) return {all};
+  std::vector<std::vector<size_t>> imports(n);
+  parallelFor(all, threads, [&](size_t i) {
+    std::string source;
+    if (!readSourceFile(p.file(i), source).empty()) return;
+    if (isNotebookPath(p.file(i))) source = readNotebook(source).module;  // its cells' code
+    imports[i] = importedBy(p, i, source);
+  });
+  std::vector<size_t> parent(all);
+  auto join = [&](size_t a, size_t b) {
+    a = findRoot(parent, a);
+    b = findRoot(parent, b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  };
+  std::unordered_map<std::string, size_t> byTopFolder;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& f = p.file(i);
+    std::string_view rel = f.size() > p.root().size() + 1 ? std::string_view(f).substr(p.root().size() + 1) : std::string_view(f);
+    size_t slash = rel.find('/');
+    if (slash != std::string_view::npos) join(i, byTopFolder.try_emplace(std::string(rel.substr(0, slash)), i).first->second);
+    for (size_t j : imports[i]) join(i, j);
+  }
+  std::vector<std::vector<size_t>> parts;
+  std::vector<size_t> partOf(n, SIZE_MAX);
+  for (size_t i = 0; i < n; ++i) {
+    size_t r = findRoot(parent, i);
+    if (partOf[r] == SIZE_MAX) {
+      partOf[r] = parts.size();
+      parts.emplace_back();
+    }
+    parts[partOf[r]].push_back(i);
+  }
+  return parts;
 }
 
 std::vector<std::string> programsHolding(const std::string& root, const std::vector<std::string>& start,

@@ -18,6 +18,13 @@ void parallelFor(const std::vector<size_t>& items, unsigned threads, const std::
 /// has been run; skipped modules count as run already.
 void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& skip, const std::function<void(size_t)>& fn);
 
+/// The modules in parts that no import joins, each a list of indices into `p`'s files in their
+/// order: each part can be analysed alone, one after another, so that memory follows the largest
+/// part instead of the folder (ten copies of a package, a repository of independent examples).
+/// Every import statement counts, nested ones too, and the modules under one top folder stay
+/// together; a root that is itself a package is one part.
+std::vector<std::vector<size_t>> independentParts(const Project& p, unsigned threads);
+
 /// The modules of every program that holds a `start` file: the modules among `candidates` that
 /// import one (directly or not), and everything those and the start files import (from a quick
 /// look at import statements). A few named files of a big project are checked with these, not

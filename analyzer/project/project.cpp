@@ -91,6 +91,11 @@ Project::Project(std::string root, std::vector<std::string> files) : root_(std::
   exports_.assign(n, {});
   hasExports_.assign(n, 0);
   programs_.assign(n, {});
+  auto addEntry = [&](const std::string& rel) {
+    std::vector<std::string>& in = entryDirs_[baseOf(rel)];
+    std::string dir = parentOf(rel);
+    if (std::find(in.begin(), in.end(), dir) == in.end()) in.push_back(std::move(dir));
+  };
   auto addModule = [&](std::string name, size_t i) {
     if (name.empty()) return;
     topNames_.push_back(name.substr(0, name.find('.')));
@@ -106,7 +111,11 @@ Project::Project(std::string root, std::vector<std::string> files) : root_(std::
                           : baseOf(noExt);
     relDir_[i] = parentOf(rel);
     byRelPath_.try_emplace(init ? relDir_[i] : rel, i);
-    for (std::string d = relDir_[i]; !d.empty() && dirs_.insert(d).second;) d = parentOf(d);
+    if (!init) addEntry(rel);
+    for (std::string d = relDir_[i]; !d.empty() && dirs_.insert(d).second;) {
+      addEntry(d);
+      d = parentOf(d);
+    }
     // Named by the packages above it.
     std::string name = init ? std::string() : baseOf(noExt);
     bool packaged = false;
@@ -172,7 +181,7 @@ size_t Project::resolveModule(size_t from, std::string_view dotted) const {
     if (it != byRelPath_.end()) return it->second;
     if (dir.empty()) break;
   }
-  auto it = byModule_.find(std::string(dotted));
+  auto it = byModule_.find(dotted);
   return it == byModule_.end() ? SIZE_MAX : it->second;
 }
 
@@ -212,27 +221,37 @@ size_t Project::longestModule(size_t from, const std::string& dots, const std::v
   }
   if (parts.empty()) return SIZE_MAX;
   // The first folder of the script's search path that holds the first component decides (as
-  // Python's sys.path does); names of packages are looked up only when no folder holds it.
-  std::string first(parts[0]);
-  for (std::string dir = relDir_[from];; dir = parentOf(dir)) {
-    std::string base = dir.empty() ? first : dir + "/" + first;
-    if (byRelPath_.count(base) || dirs_.count(base)) {
-      std::vector<std::string> paths{base};
-      for (size_t p = 1; p < parts.size(); ++p) paths.push_back(paths.back() + "/" + std::string(parts[p]));
-      for (k = paths.size() + 1; k-- > 1;) {
-        auto it = byRelPath_.find(paths[k - 1]);
-        if (it != byRelPath_.end()) return it->second;
-      }
-      break;
+  // Python's sys.path does): the deepest folder at or above the file's holding an entry so named.
+  // Names of packages are looked up only when no folder holds it.
+  const std::string& fromDir = relDir_[from];
+  const std::string* holder = nullptr;
+  if (auto e = entryDirs_.find(parts[0]); e != entryDirs_.end())
+    for (const std::string& dir : e->second) {
+      bool above = dir.empty() || fromDir == dir || (fromDir.size() > dir.size() && fromDir.compare(0, dir.size(), dir) == 0 && fromDir[dir.size()] == '/');
+      if (above && (!holder || dir.size() > holder->size())) holder = &dir;
     }
-    if (dir.empty()) break;
+  std::string path;
+  std::vector<size_t> ends;  // where each prefix of the name ends in `path`
+  ends.reserve(parts.size());
+  if (holder) {
+    path = holder->empty() ? std::string() : *holder + "/";
+    for (size_t p = 0; p < parts.size(); ++p) {
+      if (p) path += '/';
+      path += parts[p];
+      ends.push_back(path.size());
+    }
+    for (k = ends.size(); k > 0; --k)
+      if (auto it = byRelPath_.find(std::string_view(path).substr(0, ends[k - 1])); it != byRelPath_.end()) return it->second;
+    path.clear();
+    ends.clear();
   }
-  std::vector<std::string> names{first};
-  for (size_t p = 1; p < parts.size(); ++p) names.push_back(names.back() + "." + std::string(parts[p]));
-  for (k = names.size() + 1; k-- > 1;) {
-    auto it = byModule_.find(names[k - 1]);
-    if (it != byModule_.end()) return it->second;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    if (p) path += '.';
+    path += parts[p];
+    ends.push_back(path.size());
   }
+  for (k = ends.size(); k > 0; --k)
+    if (auto it = byModule_.find(std::string_view(path).substr(0, ends[k - 1])); it != byModule_.end()) return it->second;
   return SIZE_MAX;
 }
 

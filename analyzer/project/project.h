@@ -100,9 +100,18 @@ class Project {
   std::string root_;
   std::vector<std::string> files_;
   std::unordered_map<std::string, size_t> byPath_;
-  std::unordered_map<std::string, size_t> byModule_;   // dotted module name -> file
-  std::unordered_map<std::string, size_t> byRelPath_;  // root-relative path without `.py` (and package folders) -> file
+  /// Looked up by string_view: resolution runs for every name every file asks about.
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using NameMap = std::unordered_map<std::string, size_t, ViewHash, std::equal_to<>>;
+  NameMap byModule_;   // dotted module name -> file
+  NameMap byRelPath_;  // root-relative path without `.py` (and package folders) -> file
   std::unordered_set<std::string> dirs_;               // every folder holding a module, root-relative
+  /// A name (a module's or a folder's last component) -> the root-relative folders holding an
+  /// entry so named: where a script's `import name` can find it, without building paths to try.
+  std::unordered_map<std::string, std::vector<std::string>, ViewHash, std::equal_to<>> entryDirs_;
   std::vector<std::string> moduleName_;                // per file: its package-climbed name ("" when outside packages)
   std::vector<std::string> relDir_;                    // per file: its folder, root-relative ("" at the root)
   std::vector<FileExports> exports_;

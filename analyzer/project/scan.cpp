@@ -77,11 +77,11 @@ std::vector<ScannedImport> scanImports(std::string_view src) {
     size_t first = pos;
     while (first < lineEnd && (src[first] == ' ' || src[first] == '\t')) ++first;
     std::string_view rest = src.substr(first, lineEnd - first);
-    // Only the module's own top-level imports: one inside a function runs when it is called (how
-    // Python code breaks import cycles), and ordering on it would tie the cycle back.
-    bool top = first == pos;
-    bool isImport = top && rest.substr(0, 7) == "import ";
-    bool isFrom = top && rest.substr(0, 5) == "from ";
+    // Nested imports are marked: one inside a function runs when it is called (how Python code
+    // breaks import cycles), and ordering on it would tie the cycle back.
+    bool nested = first != pos;
+    bool isImport = rest.substr(0, 7) == "import ";
+    bool isFrom = rest.substr(0, 5) == "from ";
     if (!isImport && !isFrom) {
       pos = lineEnd + 1;
       continue;
@@ -89,7 +89,7 @@ std::vector<ScannedImport> scanImports(std::string_view src) {
     size_t end = 0;
     std::string_view stmt = statementAt(src, first, end);
     if (isImport) {
-      for (std::string& n : names(stmt.substr(7))) out.push_back({std::move(n), {}, true});
+      for (std::string& n : names(stmt.substr(7))) out.push_back({std::move(n), {}, true, nested});
     } else {
       size_t kw = stmt.find(" import");
       if (kw != std::string_view::npos) {
@@ -101,10 +101,10 @@ std::vector<ScannedImport> scanImports(std::string_view src) {
         bool any = false;
         for (std::string& n : names(stmt.substr(kw + 7))) {
           if (n == "*") continue;
-          out.push_back({onlyDots ? base + n : base + "." + n, base});
+          out.push_back({onlyDots ? base + n : base + "." + n, base, false, nested});
           any = true;
         }
-        if (!any) out.push_back({base, {}});
+        if (!any) out.push_back({base, {}, false, nested});
       }
     }
     pos = end + 1;

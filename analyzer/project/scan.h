@@ -14,9 +14,10 @@ namespace oomlint::project {
 struct ScannedImport {
   std::string name, fallback;
   bool plain = false;  // `import name`: what the file uses of it is named through it, later
+  bool nested = false; // inside a block (a function, `try:`, `if TYPE_CHECKING:`): may not run at import
 };
 
-/// The modules the source's import statements may load.
+/// The modules the source's import statements may load, top-level and nested.
 std::vector<ScannedImport> scanImports(std::string_view source);
 
 }  // namespace oomlint::project
