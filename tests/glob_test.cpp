@@ -15,6 +15,13 @@ TEST(Glob, StarsClassesAndDirectories) {
   EXPECT_TRUE(globMatch("test_?.py", "test_1.py"));
   EXPECT_TRUE(globMatch("[ab]*.py", "b1.py"));
   EXPECT_FALSE(globMatch("[!ab]*.py", "b1.py"));
+  // `*` + literal, matched without the general matcher: the same answers.
+  EXPECT_TRUE(globMatch("*.py", ".py"));
+  EXPECT_FALSE(globMatch("*.py", "py"));
+  EXPECT_FALSE(globMatch("*.py", "train.pyi"));
+  EXPECT_TRUE(globMatch("*_pb2.py", "a_pb2.py"));
+  EXPECT_FALSE(globMatch("*.py", "a/.py"));
+  EXPECT_TRUE(globMatch("*/x.py", "a/x.py"));  // a slash in the tail: the general matcher
 }
 
 TEST(Glob, PathPatternsAnchorOnlyWithSlash) {

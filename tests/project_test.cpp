@@ -235,6 +235,16 @@ TEST(ProjectScan, ImportsWithParenthesesContinuationsSubmodulesAndNesting) {
   EXPECT_FALSE(scanned[2].plain);
 }
 
+TEST(ProjectScan, DefinitionsAreTheTopLevelDefsAndClasses) {
+  auto defs = project::scanDefinitions(
+      "import torch\nfrom .util import helper\n"
+      "def train(model):\n    def inner():\n        pass\n"
+      "async def fetch():\n    pass\n"
+      "class Meter(object):\n    def add(self, x):\n        pass\n"
+      "class Net(torch.nn.Module): pass\n");
+  EXPECT_EQ(defs, (std::vector<std::string>{"Meter", "Net", "fetch", "train"}));
+}
+
 TEST(ProjectCache, ExportsAndQuestionsSurviveTheCacheText) {
   fs::path root = fs::path(OOMLINT_FIXTURES) / "projects" / "meter_class_other_module";
   std::string source = testutil::slurp(root / "stats.py");

@@ -350,4 +350,26 @@ FileResult checkFile(const std::string& path, const CheckOptions& opts) {
   return checkSource(path, std::move(source), opts);
 }
 
+FileResult checkFileKeeping(const std::string& path, const CheckOptions& opts, std::unique_ptr<Module>& parsed) {
+  parsed.reset();
+  if (languageOf(path) != DocumentLanguage::Python || isNotebookPath(path)) return checkFile(path, opts);
+  std::string source;
+  std::string err = readSourceFile(path, source);
+  if (!err.empty()) return ioErrorResult(path, err);
+  ParsedDocument doc = parseDocument(path, std::move(source), DocumentLanguage::Python);
+  if (!doc.module) return checkSource(path, std::move(doc.source), opts);  // NUL bytes: as checkSource reports them
+  FileResult r = recheckModule(path, *doc.module, opts);
+  parsed = std::move(doc.module);
+  return r;
+}
+
+FileResult recheckModule(const std::string& path, const Module& m, const CheckOptions& opts) {
+  FileResult result;
+  result.path = path;
+  result.lang = m.lang;
+  result.findings = analyzeModule(m, opts);
+  result.source = m.source;
+  return result;
+}
+
 }  // namespace oomlint

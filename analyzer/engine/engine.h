@@ -65,6 +65,13 @@ FileResult ioErrorResult(const std::string& path, std::string message);
 /// Reads and checks one file; I/O problems become an OOM001 finding, never an exception.
 FileResult checkFile(const std::string& path, const CheckOptions& opts);
 
+/// checkFile that also hands back the parsed module of a Python source file (null for anything
+/// else), so that a project's later rounds can analyse it again with other answers unparsed.
+FileResult checkFileKeeping(const std::string& path, const CheckOptions& opts, std::unique_ptr<Module>& parsed);
+
+/// What checkFile gives for the file `m` was parsed from, from the module itself.
+FileResult recheckModule(const std::string& path, const Module& m, const CheckOptions& opts);
+
 /// Blanks every line of `r.source` that no finding or fix edit touches, keeping each line break,
 /// and remaps the byte offsets into it: line numbers, columns and rendered snippets stay exactly
 /// what they were, while a run over many files holds its findings' lines instead of whole files.

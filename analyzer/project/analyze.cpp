@@ -34,6 +34,11 @@ int checkProject(Project& p, const ProjectCheck& check) {
   std::vector<FileResult> results(n);
   std::vector<char> analysed(n, 0), cached(n, 0);
   std::vector<ResultCache::Stored> stored(n);
+  // Parsed modules kept for the next round: those likely to be analysed again (an answer given
+  // before the module it is about was analysed; after the first round, every module analysed
+  // again, as changes cascade). The others are parsed once and let go at once.
+  std::vector<std::unique_ptr<Module>> parsed(n);
+  bool firstRound = true;
   auto analyse = [&](size_t i) {
     views[i] = p.viewFor(i);
     CheckOptions opts = check.options(i);
@@ -43,7 +48,8 @@ int checkProject(Project& p, const ProjectCheck& check) {
     opts.onFacts = [&](const Module& m, const Facts* facts) {
       exports = exportsOf(m, facts, [&](std::string_view dotted) { return p.mayBeProject(i, dotted); });
     };
-    FileResult r = checkFile(p.file(i), opts);
+    FileResult r = parsed[i] ? recheckModule(p.file(i), *parsed[i], opts) : checkFileKeeping(p.file(i), opts, parsed[i]);
+    if (firstRound && !views[i]->askedTooEarly()) parsed[i].reset();
     used[i] = views[i]->answered();
     contentHash[i] = !check.cache || r.ioError || !r.skippedReason.empty() ? 0 : ResultCache::hashContent(r.source);
     if (check.cache && r.notebook) {  // the cache describes the file as read: the notebook's JSON, not its cells' module
@@ -107,7 +113,11 @@ int checkProject(Project& p, const ProjectCheck& check) {
   }
   // The first round in import order: most files see the final summaries of what they import.
   check.analysedPerRound.push_back(n - check.fromCache);
-  inImportOrder(p, check.threads, cached, [&](size_t i) { p.publish(i, analyse(i)); });
+  std::vector<std::vector<std::string>> definitions;
+  p.useDefinitions(&definitions);
+  inImportOrder(p, check.threads, cached, [&](size_t i) { p.publish(i, analyse(i)); }, &definitions);
+  p.useDefinitions(nullptr);
+  firstRound = false;
   if (check.fromCache < n) p.link();  // (everything from the cache: linked already)
   int round = 1;
   bool settled = false;  // every module's answers are those its analysis had

@@ -245,15 +245,21 @@ void Project::link() {
 
 // ------------------------------------------------------------------ the view of one file
 
-FileView::Answer FileView::functionAnswer(std::string_view dotted) const {
+void FileView::noteTooEarly(const Symbol& s) const {
+  if (!tooEarly_ && s.found() && s.file != file_ && !s.name.empty()) tooEarly_ = p_.unanalysedMayDefine(s.file, s.name);
+}
+
+FileView::Answer FileView::functionAnswer(std::string_view dotted, bool asking) const {
   Symbol s = p_.resolve(file_, dotted);
+  if (asking) noteTooEarly(s);
   const ImportedFunction* f = s.found() && s.file != file_ ? p_.findFunction(s) : nullptr;
   if (!f) return {};
   return {f, mix(mix(1, dotted), summaryHash(*f)) | 1};
 }
 
-FileView::Answer FileView::classAnswer(std::string_view dotted) const {
+FileView::Answer FileView::classAnswer(std::string_view dotted, bool asking) const {
   Symbol s = p_.resolve(file_, dotted);
+  if (asking) noteTooEarly(s);
   const Project::ClassState* st = s.found() && s.file != file_ ? p_.findClass(s) : nullptr;
   if (!st || !st->informative) return {};
   return {&st->info, mix(mix(2, dotted), static_cast<uint64_t>(st->info.module) | static_cast<uint64_t>(st->info.accumulator) << 1 |
@@ -277,7 +283,7 @@ const ImportedFunction* FileView::function(std::string_view dotted) const {
   auto it = functions_.find(dotted);
   if (it == functions_.end()) {
     std::shared_lock guard(p_.lock_);
-    it = functions_.emplace(std::string(dotted), functionAnswer(dotted)).first;
+    it = functions_.emplace(std::string(dotted), functionAnswer(dotted, true)).first;
   }
   return static_cast<const ImportedFunction*>(it->second.value);
 }
@@ -286,7 +292,7 @@ const ImportedClass* FileView::cls(std::string_view dotted) const {
   auto it = classes_.find(dotted);
   if (it == classes_.end()) {
     std::shared_lock guard(p_.lock_);
-    it = classes_.emplace(std::string(dotted), classAnswer(dotted)).first;
+    it = classes_.emplace(std::string(dotted), classAnswer(dotted, true)).first;
   }
   return static_cast<const ImportedClass*>(it->second.value);
 }

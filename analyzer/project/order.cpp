@@ -76,14 +76,17 @@ std::vector<std::vector<size_t>> components(const std::vector<std::vector<size_t
 }
 
 /// The modules each file imports, from a quick look at its import statements.
-std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threads, const std::vector<char>& skip) {
+std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threads, const std::vector<char>& skip,
+                                                std::vector<std::vector<std::string>>* definitions) {
   std::vector<std::vector<size_t>> deps(p.size());
+  if (definitions) definitions->assign(p.size(), {});
   std::vector<size_t> all;
   for (size_t i = 0; i < p.size(); ++i)
     if (!skip[i]) all.push_back(i);
   parallelFor(all, threads, [&](size_t i) {
     std::string source;
     if (!readSourceFile(p.file(i), source).empty()) return;
+    if (definitions) (*definitions)[i] = scanDefinitions(source);
     for (const ScannedImport& imp : scanImports(source)) {
       if (imp.nested) continue;
       size_t j = p.resolveModule(i, imp.name);
@@ -106,8 +109,9 @@ std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threa
 /// done. The order lists each component after those it imports, and a cycle's modules in the
 /// order Tarjan's walk closes them (the most deeply imported first): an edge back into the cycle
 /// is the only wait left out, so most modules of a cycle see what they import too.
-void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& skip, const std::function<void(size_t)>& fn) {
-  std::vector<std::vector<size_t>> deps = scannedImports(p, threads, skip);
+void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& skip, const std::function<void(size_t)>& fn,
+                   std::vector<std::vector<std::string>>* definitions) {
+  std::vector<std::vector<size_t>> deps = scannedImports(p, threads, skip, definitions);
   size_t n = p.size();
   std::vector<size_t> order(n, SIZE_MAX);
   size_t next = 0, todo = 0;

@@ -15,8 +15,10 @@ namespace oomlint::project {
 void parallelFor(const std::vector<size_t>& items, unsigned threads, const std::function<void(size_t)>& fn);
 
 /// Runs `fn` on every module not `skip`ped, each once every module it imports (its cycle aside)
-/// has been run; skipped modules count as run already.
-void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& skip, const std::function<void(size_t)>& fn);
+/// has been run; skipped modules count as run already. `definitions`, when given, is filled with
+/// each module's scanDefinitions before the first `fn` runs.
+void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& skip, const std::function<void(size_t)>& fn,
+                   std::vector<std::vector<std::string>>* definitions = nullptr);
 
 /// The modules in parts that no import joins, each a list of indices into `p`'s files in their
 /// order: each part can be analysed alone, one after another, so that memory follows the largest

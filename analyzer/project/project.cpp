@@ -277,15 +277,41 @@ Symbol Project::resolveIn(size_t from, std::string_view dotted, int depth) const
     if (it != imports.end() && it->first == head && depth < 8) {
       std::string target = it->second;
       for (size_t p = k + 1; p < parts.size(); ++p) target += "." + std::string(parts[p]);
-      Symbol s = resolveIn(j, target, depth + 1);
-      if (s.found()) return s;
-      return {};
+      return resolveThrough(j, target, depth + 1);
     }
     return {j, rest};
   }
 }
 
+bool Project::unanalysedMayDefine(size_t i, std::string_view name) const {
+  if (hasExports_[i]) return false;
+  if (!definitions_ || (*definitions_)[i].empty()) return true;
+  const std::vector<std::string>& defs = (*definitions_)[i];
+  return std::binary_search(defs.begin(), defs.end(), name.substr(0, name.find('.')));
+}
+
+Symbol Project::resolveThrough(size_t j, const std::string& target, int depth) const {
+  // Every module importing through `torch/__init__.py` follows the same re-exports: each hop is
+  // worked out once. An answer that stopped at a module not analysed then is worked out again
+  // once it is (its imports were unknown); any other stays until exports are replaced.
+  std::string key = std::to_string(j) + ":" + std::to_string(depth) + ":" + target;
+  {
+    std::lock_guard guard(memoLock_);
+    auto it = throughMemo_.find(key);
+    if (it != throughMemo_.end() && !(it->second.found() && !it->second.settled && hasExports_[it->second.symbol.file]))
+      return it->second.symbol;
+  }
+  Symbol s = resolveIn(j, target, depth);
+  std::lock_guard guard(memoLock_);
+  throughMemo_.insert_or_assign(std::move(key), Hop{s, !s.found() || hasExports_[s.file] != 0});
+  return s;
+}
+
 void Project::setExports(size_t i, FileExports e) {
+  {
+    std::lock_guard guard(memoLock_);
+    throughMemo_.clear();
+  }
   exports_[i] = std::move(e);
   hasExports_[i] = 1;
 }

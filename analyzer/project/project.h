@@ -77,6 +77,13 @@ class Project {
   /// each program's facts. Call after setting exports, before making views.
   void link();
 
+  /// What each module's top level defines, from a quick look (scanDefinitions), for modules not
+  /// analysed yet; null or an empty list: unknown.
+  void useDefinitions(const std::vector<std::vector<std::string>>* d) { definitions_ = d; }
+  /// Module `i` is not analysed yet and its top level may define `name`'s first component: an
+  /// answer about the name given now may change once it is.
+  bool unanalysedMayDefine(size_t i, std::string_view name) const;
+
   /// A view for analysing file `i`: answers from the linked state, recording each question.
   std::unique_ptr<FileView> viewFor(size_t i) const;
 
@@ -90,6 +97,8 @@ class Project {
   const ImportedFunction* findFunction(const Symbol& s, int depth = 0) const;
   const ClassState* findClass(const Symbol& s) const;
   Symbol resolveIn(size_t from, std::string_view dotted, int depth) const;
+  /// resolveIn(j, target, depth) for a re-export's target, memoised.
+  Symbol resolveThrough(size_t j, const std::string& target, int depth) const;
   std::string packageOf(size_t i) const;
   /// The module the longest prefix of a dotted name (split) denotes; `k` its number of parts.
   size_t longestModule(size_t from, const std::string& dots, const std::vector<std::string_view>& parts, size_t& k) const;
@@ -116,6 +125,14 @@ class Project {
   std::vector<std::string> relDir_;                    // per file: its folder, root-relative ("" at the root)
   std::vector<FileExports> exports_;
   std::vector<char> hasExports_;  // per file: analysed (or read from the cache) in this run
+  const std::vector<std::vector<std::string>>* definitions_ = nullptr;
+  struct Hop {
+    Symbol symbol;
+    bool settled = true;  // false: it stopped at a module not analysed then
+    bool found() const { return symbol.found(); }
+  };
+  mutable std::mutex memoLock_;
+  mutable std::unordered_map<std::string, Hop> throughMemo_;
   // linked state
   std::unordered_map<std::string, ImportedFunction> functions_;     // "<file>\n<name>" -> function
   std::unordered_map<std::string, ClassState> classes_;          // "<file>\n<class>" -> state
@@ -145,14 +162,19 @@ class FileView final : public ProjectView {
   /// questions (their old answers are not needed: fingerprint() asks afresh).
   Questions questions() const;
   void restore(const Questions& q);
+  /// Some answer was given before the module it is about was analysed, and that module may
+  /// define the name: the answer is likely to change, so the caller keeps the parsed file.
+  bool askedTooEarly() const { return tooEarly_; }
 
  private:
   struct Answer {
     const void* value = nullptr;
     uint64_t hash = 0;  // 0: says nothing
   };
-  Answer functionAnswer(std::string_view dotted) const;
-  Answer classAnswer(std::string_view dotted) const;
+  /// `asking`: the question is asked now (not asked again for a fingerprint).
+  Answer functionAnswer(std::string_view dotted, bool asking = false) const;
+  Answer classAnswer(std::string_view dotted, bool asking = false) const;
+  void noteTooEarly(const Symbol& s) const;
   Answer callersAnswer(std::string_view qualified) const;
   uint64_t programAnswer() const;
   uint64_t combine(bool fresh) const;
@@ -169,6 +191,7 @@ class FileView final : public ProjectView {
   mutable Memo functions_, classes_, callers_;
   mutable bool askedProgram_ = false;
   mutable uint64_t programHash_ = 0;
+  mutable bool tooEarly_ = false;
 };
 
 }  // namespace oomlint::project

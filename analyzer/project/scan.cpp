@@ -1,5 +1,7 @@
 #include "project/scan.h"
 
+#include <algorithm>
+
 namespace oomlint::project {
 
 namespace {
@@ -109,6 +111,27 @@ std::vector<ScannedImport> scanImports(std::string_view src) {
     }
     pos = end + 1;
   }
+  return out;
+}
+
+std::vector<std::string> scanDefinitions(std::string_view src) {
+  std::vector<std::string> out;
+  auto nameAfter = [&](std::string_view line, size_t at) {
+    size_t end = at;
+    while (end < line.size() && isNameChar(line[end]) && line[end] != '.') ++end;
+    if (end > at) out.emplace_back(line.substr(at, end - at));
+  };
+  for (size_t pos = 0; pos < src.size();) {
+    size_t lineEnd = src.find('\n', pos);
+    if (lineEnd == std::string_view::npos) lineEnd = src.size();
+    std::string_view line = src.substr(pos, lineEnd - pos);
+    if (line.starts_with("def ")) nameAfter(line, 4);
+    else if (line.starts_with("async def ")) nameAfter(line, 10);
+    else if (line.starts_with("class ")) nameAfter(line, 6);
+    pos = lineEnd + 1;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -20,4 +20,9 @@ struct ScannedImport {
 /// The modules the source's import statements may load, top-level and nested.
 std::vector<ScannedImport> scanImports(std::string_view source);
 
+/// The names the module's top level defines (`def`, `class`), sorted: what another module may
+/// learn something of from it. (Names it imports or assigns are not among them: an answer that
+/// changes through them costs a parse more, never a wrong answer.)
+std::vector<std::string> scanDefinitions(std::string_view source);
+
 }  // namespace oomlint::project
