@@ -230,29 +230,22 @@ size_t Project::longestModule(size_t from, const std::string& dots, const std::v
       bool above = dir.empty() || fromDir == dir || (fromDir.size() > dir.size() && fromDir.compare(0, dir.size(), dir) == 0 && fromDir[dir.size()] == '/');
       if (above && (!holder || dir.size() > holder->size())) holder = &dir;
     }
-  std::string path;
-  std::vector<size_t> ends;  // where each prefix of the name ends in `path`
-  ends.reserve(parts.size());
-  if (holder) {
-    path = holder->empty() ? std::string() : *holder + "/";
+  // The longest prefix of the name (joined by `sep` after `lead`) that `names` holds.
+  auto longest = [&](const NameMap& names, const std::string& lead, char sep) {
+    std::string path = lead;
+    std::vector<size_t> ends;  // where each prefix ends in `path`
     for (size_t p = 0; p < parts.size(); ++p) {
-      if (p) path += '/';
+      if (p) path += sep;
       path += parts[p];
       ends.push_back(path.size());
     }
     for (k = ends.size(); k > 0; --k)
-      if (auto it = byRelPath_.find(std::string_view(path).substr(0, ends[k - 1])); it != byRelPath_.end()) return it->second;
-    path.clear();
-    ends.clear();
-  }
-  for (size_t p = 0; p < parts.size(); ++p) {
-    if (p) path += '.';
-    path += parts[p];
-    ends.push_back(path.size());
-  }
-  for (k = ends.size(); k > 0; --k)
-    if (auto it = byModule_.find(std::string_view(path).substr(0, ends[k - 1])); it != byModule_.end()) return it->second;
-  return SIZE_MAX;
+      if (auto it = names.find(std::string_view(path).substr(0, ends[k - 1])); it != names.end()) return it->second;
+    return SIZE_MAX;
+  };
+  if (holder)
+    if (size_t j = longest(byRelPath_, holder->empty() ? std::string() : *holder + "/", '/'); j != SIZE_MAX) return j;
+  return longest(byModule_, std::string(), '.');
 }
 
 Symbol Project::resolveIn(size_t from, std::string_view dotted, int depth) const {
