@@ -209,6 +209,39 @@ TEST(Lsp, PublishesDiagnosticsAndAppliesQuickFixes) {
   EXPECT_EQ(0, c.wait());
 }
 
+TEST(Lsp, ClientsThatPullGetNoPushedDiagnostics) {
+  // A client declaring `textDocument.diagnostic` pulls; pushing too would show each finding
+  // twice. It is asked to pull again when findings change without its edit.
+  LspClient c;
+  json caps = {{"textDocument", {{"diagnostic", {{"dynamicRegistration", false}}}}},
+               {"workspace", {{"diagnostics", {{"refreshSupport", true}}}}}};
+  c.request(1, "initialize", {{"processId", nullptr}, {"rootUri", nullptr}, {"capabilities", caps}});
+  ASSERT_TRUE(c.response(1).contains("result"));
+  c.notify("initialized", json::object());
+  std::string uri = "file:///tmp/oomlint_lsp_pull.py";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", kLeaky}}}});
+  c.request(2, "textDocument/diagnostic", {{"textDocument", {{"uri", uri}}}});
+  // Messages are answered in order: a push for didOpen would come before the pull's response.
+  json pulled;
+  for (int i = 0; i < 20 && pulled.is_null(); ++i) {
+    json m = c.next();
+    ASSERT_FALSE(m.is_null());
+    EXPECT_NE(m.value("method", ""), "textDocument/publishDiagnostics") << m.dump();
+    if (m.contains("id") && m["id"] == 2) pulled = m["result"];
+  }
+  ASSERT_EQ(1u, pulled["items"].size());
+  EXPECT_EQ("OOM101", pulled["items"][0]["code"]);
+  c.notify("workspace/didChangeConfiguration", {{"settings", json::object()}});
+  json refresh = c.next();
+  ASSERT_FALSE(refresh.is_null());
+  EXPECT_EQ(refresh.value("method", ""), "workspace/diagnostic/refresh") << refresh.dump();
+  c.send({{"jsonrpc", "2.0"}, {"id", refresh["id"]}, {"result", nullptr}});  // the client's answer: ignored
+  c.notify("textDocument/didClose", {{"textDocument", {{"uri", uri}}}});
+  c.request(3, "shutdown", nullptr);
+  json bye = c.next();
+  EXPECT_EQ(bye.value("id", 0), 3) << bye.dump();  // no push for the close either
+}
+
 TEST(Lsp, FixAllAndUtf8PositionsOnNonAsciiLines) {
   LspClient c;
   c.initialize(/*utf8=*/true);

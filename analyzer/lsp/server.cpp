@@ -68,6 +68,11 @@ class Server final : public NotebookHost {
   bool shutdown_ = false;
   bool utf8_ = false;  // negotiated position encoding
   bool relatedInformation_ = false;  // the client shows Diagnostic.relatedInformation
+  // A client that declares pull diagnostics (`textDocument.diagnostic`) asks for them: pushing
+  // as well would show every finding twice (VS Code, Neovim >= 0.10). It is told to ask again
+  // when findings change without an edit of the document (`workspace/diagnostic/refresh`).
+  bool pull_ = false, refreshSupport_ = false;
+  int refreshes_ = 0;
   std::map<std::string, std::unique_ptr<Document>> docs_;
   NotebookSync notebooks_{*this};
   Projects projects_;
@@ -126,7 +131,7 @@ class Server final : public NotebookHost {
       auto it = docs_.find(uri);
       std::string path = it != docs_.end() && it->second->notebook.empty() ? it->second->path : std::string();
       docs_.erase(uri);
-      notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+      if (!pull_) notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
       if (isPythonPath(path)) reanalyse(projects_.closed(path));  // its file on disk stands for it again
     } else if (method == "workspace/didChangeWatchedFiles") {
       // Modules changed on disk (a checkout, a save elsewhere): what they export is read again.
@@ -138,8 +143,10 @@ class Server final : public NotebookHost {
           if (isPythonPath(path) && !open) projects_.fileChanged(path);
         }
       for (auto& [uri, d] : docs_) analyze(*d);  // configuration is read afresh per analysis
+      askToPullAgain();
     } else if (method == "workspace/didChangeConfiguration") {
       for (auto& [uri, d] : docs_) analyze(*d);  // configuration is read afresh per analysis
+      askToPullAgain();
     } else if (method == "textDocument/diagnostic") {
       Document* d = find(params);
       respond(id, {{"kind", "full"}, {"items", d ? diagnostics(*d) : json::array()}});
@@ -166,8 +173,15 @@ class Server final : public NotebookHost {
           if (e == "utf-8") utf8_ = true;
     }
     relatedInformation_ = false;
+    pull_ = refreshSupport_ = false;
     if (params.contains("capabilities") && params["capabilities"].is_object()) {
       const json& caps = params["capabilities"];
+      if (caps.contains("textDocument") && caps["textDocument"].is_object() && caps["textDocument"].contains("diagnostic") &&
+          caps["textDocument"]["diagnostic"].is_object())
+        pull_ = true;
+      if (caps.contains("workspace") && caps["workspace"].is_object() && caps["workspace"].contains("diagnostics") &&
+          caps["workspace"]["diagnostics"].is_object())
+        refreshSupport_ = caps["workspace"]["diagnostics"].value("refreshSupport", false);
       for (const char* where : {"publishDiagnostics", "diagnostic"}) {
         if (!caps.contains("textDocument") || !caps["textDocument"].is_object()) break;
         const json& td = caps["textDocument"];
@@ -335,8 +349,15 @@ class Server final : public NotebookHost {
                                     d.findings);
     else if (d.module)
       d.findings = analyzeModule(*d.module, optionsFor(d.path));
-    notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", diagnostics(d)}});
+    if (!pull_) notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", diagnostics(d)}});
     reanalyse(importers);
+  }
+
+  /// A pulling client's findings changed without an edit of theirs (an importer re-analysed, the
+  /// configuration or a file on disk changed): it is asked to pull again, when it can be.
+  void askToPullAgain() {
+    if (!pull_ || !refreshSupport_) return;
+    send({{"jsonrpc", "2.0"}, {"id", "oomlint-refresh-" + std::to_string(++refreshes_)}, {"method", "workspace/diagnostic/refresh"}});
   }
 
   /// Open documents whose answers from the rest of their project changed: analysed and published
@@ -344,10 +365,15 @@ class Server final : public NotebookHost {
   void reanalyse(const std::vector<std::string>& paths) {
     if (paths.empty() || cascade_ >= 4) return;
     ++cascade_;
+    bool any = false;
     for (const std::string& path : paths)
       for (auto& [uri, doc] : docs_)
-        if (doc->notebook.empty() && absolutePath(doc->path) == path) analyze(*doc);
+        if (doc->notebook.empty() && absolutePath(doc->path) == path) {
+          analyze(*doc);
+          any = true;
+        }
     --cascade_;
+    if (any && cascade_ == 0) askToPullAgain();
   }
 
   json diagnostic(const Document& d, const Finding& f) const {
