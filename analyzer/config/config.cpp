@@ -27,11 +27,11 @@ std::vector<std::string> stringList(const toml::node& n, const std::string& key,
   return out;
 }
 
-std::vector<std::string> selectors(const toml::node& n, const std::string& key, const std::string& file) {
+std::vector<std::string> selectors(const toml::node& n, const std::string& key, const std::string& file, bool syntaxToo = false) {
   std::vector<std::string> out = stringList(n, key, file);
   for (std::string& s : out) {
     for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (!isValidSelector(s)) throw ConfigError(file + ": `" + key + "` has unknown rule selector `" + s + "`");
+    if (!isValidSelector(s, syntaxToo)) throw ConfigError(file + ": `" + key + "` has unknown rule selector `" + s + "`");
   }
   return out;
 }
@@ -62,7 +62,7 @@ Config parseTable(const toml::table& t, const std::string& file) {
       const toml::table* pt = v.as_table();
       if (!pt) throw ConfigError(file + ": `per-file-ignores` must be a table of pattern = [codes]");
       for (const auto& [pat, codes] : *pt)
-        c.perFileIgnores.emplace_back(std::string(pat.str()), selectors(codes, "per-file-ignores." + std::string(pat.str()), file));
+        c.perFileIgnores.emplace_back(std::string(pat.str()), selectors(codes, "per-file-ignores." + std::string(pat.str()), file, /*syntaxToo=*/true));
     } else if (key == "severity") {
       const toml::table* st = v.as_table();
       if (!st) throw ConfigError(file + ": `severity` must be a table of CODE = \"error\" | \"warning\" | \"info\"");

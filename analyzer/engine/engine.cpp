@@ -169,7 +169,6 @@ std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts) {
   if (bad != std::string_view::npos)
     findings.push_back(engineFinding(kParseErrorCode, spanAt(m, static_cast<uint32_t>(bad)),
                                      "invalid UTF-8 at byte " + std::to_string(bad) + (m.lang == Lang::Python ? "; Python source must be UTF-8" : "; oomlint reads C++ sources as UTF-8")));
-  if (!m.syntaxIssues.empty()) findings.push_back(engineFinding(kParseErrorCode, m.syntaxIssues.front().span, m.syntaxIssues.front().message));
   if (m.truncatedDepth) {
     Span s;
     s.line = 1;
@@ -177,6 +176,10 @@ std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts) {
   }
   std::vector<Finding> ruleFindings = runRules(m, opts);
   if (!opts.reportFindings) return {};
+  // A syntax error is suppressed like a rule's finding (`# noqa: OOM000` on its line, OOM000 in
+  // per-file-ignores): valid code the parser gets wrong must not block a commit forever.
+  if (!m.syntaxIssues.empty() && opts.selection.reportsSyntaxErrors())
+    ruleFindings.push_back(engineFinding(kParseErrorCode, m.syntaxIssues.front().span, m.syntaxIssues.front().message));
   bool wantUnused = opts.selection.enabled(kUnusedNoqaCode) && m.importsTorch;
   if (wantUnused || (opts.respectNoqa && !ruleFindings.empty())) {
     // Directives are parsed once: the same pass finds the unused ones and applies the others.

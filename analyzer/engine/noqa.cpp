@@ -230,7 +230,7 @@ std::vector<Finding> Suppressions::unused(const std::vector<Finding>& raw, const
         kept.push_back(code);
         continue;
       }
-      bool used = r && std::any_of(raw.begin(), raw.end(), [&](const Finding& f) {
+      bool used = (r || code == kParseErrorCode) && std::any_of(raw.begin(), raw.end(), [&](const Finding& f) {
                     return f.code == code && (d.fileLevel || f.span.line == d.line);
                   });
       (used ? kept : unused).push_back(code);

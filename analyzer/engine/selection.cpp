@@ -50,6 +50,7 @@ Severity RuleSelection::severityOf(std::string_view code, Severity fallback) con
 
 RuleSelection RuleSelection::without(const std::vector<std::string>& codes) const {
   RuleSelection copy = *this;
+  if (std::find(codes.begin(), codes.end(), kParseErrorCode) != codes.end()) copy.syntaxErrors_ = false;
   copy.enabled_.erase(std::remove_if(copy.enabled_.begin(), copy.enabled_.end(),
                                      [&](const std::string& c) {
                                        return std::any_of(codes.begin(), codes.end(),
@@ -65,11 +66,13 @@ std::string RuleSelection::fingerprint() const {
   std::vector<std::pair<std::string, Severity>> sev(severity_.begin(), severity_.end());
   std::sort(sev.begin(), sev.end());
   for (const auto& [c, s] : sev) out += c + "=" + std::to_string(static_cast<int>(s)) + ",";
+  if (!syntaxErrors_) out += "-OOM000,";
   return out;
 }
 
-bool isValidSelector(std::string_view selector) {
+bool isValidSelector(std::string_view selector, bool syntaxToo) {
   if (selector == "ALL") return true;
+  if (syntaxToo && selector == kParseErrorCode) return true;
   for (const Rule* r : allRules())
     if (matches(selector, r->info().code)) return true;
   return false;

@@ -28,15 +28,20 @@ class RuleSelection {
   Severity severityOf(std::string_view code, Severity fallback) const;
   /// A string that changes whenever the selection or severities change (cache key).
   std::string fingerprint() const;
-  /// Returns a copy with `codes` also ignored (per-file-ignores).
+  /// Returns a copy with `codes` also ignored (per-file-ignores). `OOM000` among them hides
+  /// syntax errors: valid code the parser gets wrong must not block a commit forever.
   RuleSelection without(const std::vector<std::string>& codes) const;
+  /// Syntax errors (OOM000) are reported; only per-file-ignores naming OOM000 turn them off.
+  bool reportsSyntaxErrors() const { return syntaxErrors_; }
 
  private:
+  bool syntaxErrors_ = true;
   std::vector<std::string> enabled_;
   std::unordered_map<std::string, Severity> severity_;
 };
 
 /// Validates a selector ("OOM1", "OOM101", "ALL"); returns false for one that matches no rule.
-bool isValidSelector(std::string_view selector);
+/// `syntaxToo`: `OOM000` (syntax errors) is also one, where it can be ignored (per-file-ignores).
+bool isValidSelector(std::string_view selector, bool syntaxToo = false);
 
 }  // namespace oomlint

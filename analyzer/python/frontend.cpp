@@ -1183,7 +1183,12 @@ std::string repairMisparses(std::string_view text, TSTree* tree) {
   std::string out;
   for (auto [b, e] : errors)
     for (uint32_t i = b; i + 1 < e && i + 1 < text.size(); ++i) {
-      if (text[i] != '*' || text[i + 1] != '(' || (i > 0 && text[i - 1] == '*')) continue;
+      // `*(...)`, `*[...]`, `*{...}`, `*name`, `*"..."`: what tree-sitter-python rejects in an
+      // expression list (`y = 1, *[]`, `return a, *(f(x) for x in s)`) though Python accepts it.
+      char next = text[i + 1];
+      bool operand = next == '(' || next == '[' || next == '{' || next == '_' || next == '"' || next == '\'' ||
+                     (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z');
+      if (text[i] != '*' || !operand || (i > 0 && text[i - 1] == '*')) continue;
       // A starred operand of an expression list: after `,`, `=`, `return` or `yield`.
       uint32_t j = i;
       while (j > 0 && (text[j - 1] == ' ' || text[j - 1] == '\t')) --j;
