@@ -1,5 +1,7 @@
 // Integration tests: the real `oomlint` binary, run as a user would.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -167,6 +169,26 @@ TEST_F(Cli, SarifValidatesAgainstTheOfficialSchemaWithTheMultitool) {
   EXPECT_EQ(0, errors) << log;
 }
 
+TEST_F(Cli, SarifPathsAreRelativeToTheRepositoryRoot) {
+  // A workflow checks out the repository into `src/` and runs oomlint from the workspace: GitHub
+  // maps `pkg/a.py` from the repository's root, not `src/pkg/a.py`.
+  fs::create_directories(dir / "src" / ".git");
+  fs::create_directories(dir / "src" / "pkg");
+  spit(dir / "src" / "pkg" / "a.py", kLeaky);
+  json doc = json::parse(run("check --output-format sarif src", dir).out);
+  const json& run0 = doc["runs"][0];
+  const json& loc = run0["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+  EXPECT_EQ(loc["uri"], "pkg/a.py");
+  EXPECT_EQ(loc["uriBaseId"], "%SRCROOT%");
+  std::string base = run0["originalUriBaseIds"]["%SRCROOT%"]["uri"];
+  EXPECT_EQ(base, "file://" + fs::canonical(dir / "src").string() + "/");
+  // Outside any repository: relative to the working directory, as before.
+  fs::create_directories(dir / "loose");
+  spit(dir / "loose" / "b.py", kLeaky);
+  json loose = json::parse(run("check --output-format sarif b.py", dir / "loose").out);
+  EXPECT_EQ(loose["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "b.py");
+}
+
 TEST_F(Cli, FingerprintsSurviveUnrelatedEdits) {
   spit(dir / "leaky.py", kLeaky);
   json a = json::parse(run("check --output-format sarif leaky.py", dir).out);
@@ -297,6 +319,46 @@ TEST_F(Cli, StdinWithFilename) {
   EXPECT_EQ(0u, r.out.find("pkg/train.py:10:9: OOM101")) << r.out;
 }
 
+TEST_F(Cli, StdinFilenameAloneReadsStandardInput) {
+  // ruff reads standard input for `--stdin-filename F` without `-`; editor plugins rely on it. The
+  // folder holds another leaky file: checking the folder instead would report it too.
+  spit(dir / "other.py", kLeaky);
+  Result r = run("check --output-format concise --stdin-filename pkg/train.py", dir, kLeaky);
+  EXPECT_EQ(1, r.rc) << r.err;
+  EXPECT_EQ(0u, r.out.find("pkg/train.py:10:9: OOM101")) << r.out;
+  EXPECT_EQ(std::string::npos, r.out.find("other.py")) << r.out;
+}
+
+TEST_F(Cli, ColorFollowsTheFlagThenTheEnvironmentThenTheTerminal) {
+  spit(dir / "a.py", kLeaky);
+  const std::string esc = "\x1b[";
+  auto colored = [&](const std::string& args) { return run("check " + args + " a.py", dir).out.find(esc) != std::string::npos; };
+  EXPECT_FALSE(colored(""));  // not a terminal
+  EXPECT_TRUE(colored("--color always"));
+  ::setenv("FORCE_COLOR", "1", 1);
+  EXPECT_TRUE(colored(""));
+  EXPECT_FALSE(colored("--color never"));
+  ::setenv("NO_COLOR", "1", 1);
+  EXPECT_TRUE(colored(""));  // forcing beats NO_COLOR, as in ruff
+  ::unsetenv("FORCE_COLOR");
+  ::setenv("CLICOLOR_FORCE", "0", 1);  // "0" does not force
+  EXPECT_TRUE(colored("--color always"));
+  ::unsetenv("CLICOLOR_FORCE");
+  // On a terminal (a pseudo-terminal from util-linux's `script`): coloured unless NO_COLOR.
+  auto onTerminal = [&](const std::string& env) {
+    fs::path out = dir / "tty.out";
+    std::string cmd = "cd '" + dir.string() + "' && " + env + " script -qec '" + std::string(OOMLINT_BINARY) + " check a.py' /dev/null > '" +
+                      out.string() + "' 2>&1";
+    EXPECT_NE(-1, std::system(cmd.c_str()));
+    return slurp(out).find(esc) != std::string::npos;
+  };
+  EXPECT_TRUE(onTerminal("env -u NO_COLOR"));
+  EXPECT_FALSE(onTerminal("env NO_COLOR=1"));
+  ::unsetenv("NO_COLOR");
+  Result bad = run("check --color sometimes a.py", dir);
+  EXPECT_EQ(bad.rc, 2) << bad.err;
+}
+
 TEST_F(Cli, FixDiffAndIdempotence) {
   spit(dir / "eval.py", kEval);
   spit(dir / "leaky.py", kLeaky);
@@ -356,6 +418,11 @@ TEST_F(Cli, RuleDocsAndVersion) {
   for (const char* code : {"OOM101", "OOM102", "OOM103", "OOM104", "OOM105", "OOM201", "OOM301", "OOM302", "OOM401", "OOM501"})
     EXPECT_NE(std::string::npos, all.out.find(std::string("(") + code + ")")) << code;
   EXPECT_EQ(2, run("rule OOM999", dir).rc);
+  // By name as well as by code.
+  Result named = run("rule accumulated-tensor-with-graph", dir);
+  EXPECT_EQ(0, named.rc) << named.err;
+  EXPECT_EQ(named.out, r.out);
+  EXPECT_EQ(2, run("rule no-such-rule", dir).rc);
   Result v = run("--version", dir);
   EXPECT_EQ(0, v.rc);
   EXPECT_EQ(0u, v.out.find("oomlint 0."));
@@ -364,12 +431,140 @@ TEST_F(Cli, RuleDocsAndVersion) {
   EXPECT_GE(j.size(), 10u);
 }
 
+TEST_F(Cli, DiffOfFixesFarApartIsTwoSmallHunks) {
+  // Two one-line fixes 20,000 lines apart: two hunks of a few lines, each `-` before `+` (as
+  // diff(1) and git print a change), never one hunk spanning the file.
+  std::string src = "import torch\n\n\ndef f(model, x):\n    with torch.cuda.amp.autocast():\n        y = model(x)\n";
+  for (int i = 0; i < 20000; ++i) src += "    z" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+  src += "    with torch.cuda.amp.autocast():\n        y = model(y)\n    return y\n";
+  spit(dir / "far.py", src);
+  Result d = run("check --diff --select OOM701 far.py", dir);
+  EXPECT_EQ(1, d.rc) << d.err;
+  size_t hunks = 0, pos = 0;
+  while ((pos = d.out.find("\n@@ ", pos)) != std::string::npos) ++hunks, ++pos;
+  EXPECT_EQ(hunks, 2u) << d.out.substr(0, 2000);
+  EXPECT_LT(std::count(d.out.begin(), d.out.end(), '\n'), 40) << d.out.substr(0, 2000);
+  size_t minus = d.out.find("\n-    with torch.cuda.amp.autocast"), plus = d.out.find("\n+    with torch.autocast");
+  ASSERT_NE(minus, std::string::npos) << d.out;
+  ASSERT_NE(plus, std::string::npos) << d.out;
+  EXPECT_LT(minus, plus);
+  EXPECT_NE(std::string::npos, d.out.find("@@ -2,7 +2,7 @@")) << d.out;
+  EXPECT_NE(std::string::npos, d.out.find("@@ -20004,6 +20004,6 @@")) << d.out;
+  EXPECT_EQ(slurp(dir / "far.py"), src);  // --diff changes nothing
+}
+
+TEST_F(Cli, SyntaxErrorsTheParserGetsWrongNeverBlockACommit) {
+  // Valid Python that tree-sitter-python rejects (found in torch and litgpt) is repaired.
+  spit(dir / "valid.py",
+       "import torch\n\n\ndef split(endpoint, s):\n    host, *rest = endpoint, *[]\n    y = 1, *[]\n"
+       "    z = 2, *{3}\n    return host, *(int(x) for x in s)\n");
+  Result valid = run("check --output-format concise valid.py", dir);
+  EXPECT_EQ(0, valid.rc) << valid.out;
+  // A real syntax error is reported ...
+  std::string broken = "import torch\n\ndef f(:\n    pass\n";
+  spit(dir / "broken.py", broken);
+  Result r = run("check --output-format concise broken.py", dir);
+  EXPECT_EQ(1, r.rc);
+  EXPECT_NE(std::string::npos, r.out.find("OOM000")) << r.out;
+  // ... and silenced by `# noqa: OOM000` on its line ...
+  spit(dir / "broken.py", "import torch\n\ndef f(:  # noqa: OOM000\n    pass\n");
+  Result line = run("check --output-format concise broken.py", dir);
+  EXPECT_EQ(0, line.rc) << line.out;
+  // ... or by per-file-ignores; no other rule is silenced with it.
+  spit(dir / "broken.py", broken);
+  spit(dir / "leaky.py", kLeaky);
+  spit(dir / "pyproject.toml", "[tool.oomlint]\nper-file-ignores = {\"broken.py\" = [\"OOM000\"], \"leaky.py\" = [\"OOM000\"]}\n");
+  Result file = run("check --output-format concise broken.py leaky.py", dir);
+  EXPECT_EQ(1, file.rc) << file.err;
+  EXPECT_EQ(std::string::npos, file.out.find("OOM000")) << file.out;
+  EXPECT_NE(std::string::npos, file.out.find("leaky.py:10:9: OOM101")) << file.out;
+  // A `# noqa: OOM000` where nothing fails to parse suppresses nothing: OOM900 says so.
+  spit(dir / "clean.py", std::string(kLeaky) + "x = 1  # noqa: OOM000\n");
+  Result unused = run("check --isolated --output-format concise --extend-select OOM900 clean.py", dir);
+  EXPECT_NE(std::string::npos, unused.out.find("OOM900")) << unused.out;
+}
+
+TEST_F(Cli, ReviewAndCiFormats) {
+  spit(dir / "a.py", kLeaky);
+  json all = json::parse(run("check --output-format json a.py", dir).out);
+  ASSERT_EQ(all.size(), 1u);
+  // json-lines: the json format's objects, one per line.
+  Result jl = run("check --output-format json-lines a.py", dir);
+  EXPECT_EQ(1, jl.rc);
+  EXPECT_EQ(json::parse(jl.out), all[0]);
+  EXPECT_EQ(std::count(jl.out.begin(), jl.out.end(), '\n'), 1);
+  // pylint: `path:line: [CODE] message`.
+  Result pl = run("check --output-format pylint a.py", dir);
+  EXPECT_EQ(0u, pl.out.find("a.py:10: [OOM101] ")) << pl.out;
+  // Azure Pipelines logging commands.
+  Result az = run("check --output-format azure a.py", dir);
+  EXPECT_EQ(0u, az.out.find("##vso[task.logissue type=error;sourcepath=a.py;linenumber=10;columnnumber=9;code=OOM101;]")) << az.out;
+  // reviewdog's rdjson.
+  json rd = json::parse(run("check --output-format rdjson a.py", dir).out);
+  EXPECT_EQ(rd["source"]["name"], "oomlint");
+  ASSERT_EQ(rd["diagnostics"].size(), 1u);
+  const json& d = rd["diagnostics"][0];
+  EXPECT_EQ(d["code"]["value"], "OOM101");
+  EXPECT_EQ(d["location"]["path"], "a.py");
+  EXPECT_EQ(d["location"]["range"]["start"]["line"], 10);
+  EXPECT_EQ(d["location"]["range"]["start"]["column"], 9);
+  EXPECT_EQ(d["severity"], "ERROR");
+  // GitLab fingerprints come from a fixed hash: pinned, so a build with another standard library
+  // (or a checkout elsewhere) gives the same value and GitLab keeps matching the issue.
+  json gl = json::parse(run("check --output-format gitlab a.py", dir).out);
+  ASSERT_EQ(gl.size(), 1u);
+  std::string fp = gl[0]["fingerprint"];
+  fs::path elsewhere = dir / "copy";
+  fs::create_directories(elsewhere);
+  spit(elsewhere / "a.py", kLeaky);
+  EXPECT_EQ(json::parse(run("check --output-format gitlab a.py", elsewhere).out)[0]["fingerprint"], fp);
+  EXPECT_EQ(fp.substr(fp.size() - 4), "17d3") << fp;
+  Result bad = run("check --output-format yaml a.py", dir);
+  EXPECT_EQ(2, bad.rc);
+  EXPECT_NE(std::string::npos, bad.err.find("json-lines")) << bad.err;
+}
+
+TEST_F(Cli, ShowFilesShowSettingsAndClean) {
+  spit(dir / "a.py", kLeaky);
+  fs::create_directories(dir / "legacy");
+  spit(dir / "legacy" / "old.py", kLeaky);
+  spit(dir / "pyproject.toml", "[tool.oomlint]\nextend-exclude = [\"legacy\"]\nignore = [\"OOM102\"]\n");
+  Result files = run("check --show-files .", dir);
+  EXPECT_EQ(0, files.rc) << files.err;
+  EXPECT_NE(std::string::npos, files.out.find("/a.py\n")) << files.out;
+  EXPECT_EQ(std::string::npos, files.out.find("old.py")) << files.out;
+  Result settings = run("check --show-settings legacy/old.py", dir);
+  EXPECT_EQ(0, settings.rc) << settings.err;
+  EXPECT_NE(std::string::npos, settings.out.find("pyproject.toml")) << settings.out;
+  EXPECT_NE(std::string::npos, settings.out.find("Excluded: yes")) << settings.out;
+  EXPECT_NE(std::string::npos, settings.out.find("OOM101 accumulated-tensor-with-graph")) << settings.out;
+  EXPECT_EQ(std::string::npos, settings.out.find("OOM102 ")) << settings.out;
+  EXPECT_NE(std::string::npos, run("check --show-settings a.py", dir).out.find("Excluded: no"));
+  // clean: the cache a check wrote goes.
+  run("check a.py", dir);
+  ASSERT_TRUE(fs::exists(dir / ".oomlint_cache"));
+  Result clean = run("clean", dir);
+  EXPECT_EQ(0, clean.rc) << clean.err;
+  EXPECT_FALSE(fs::exists(dir / ".oomlint_cache"));
+  EXPECT_NE(std::string::npos, run("clean", dir).out.find("No cache"));
+}
+
 TEST_F(Cli, StatisticsCountsPerCode) {
   spit(dir / "a.py", kLeaky);
   spit(dir / "b.py", kLeaky);
   Result r = run("check --statistics .", dir);
   EXPECT_EQ(1, r.rc);
   EXPECT_NE(std::string::npos, r.out.find("    2\tOOM101\t[ ] accumulated-tensor-with-graph")) << r.out;
+  // With --output-format json, the same counts as JSON (ruff's fields).
+  Result js = run("check --statistics --output-format json .", dir);
+  EXPECT_EQ(1, js.rc);
+  json j = json::parse(js.out);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 1u) << js.out;
+  EXPECT_EQ(j[0]["code"], "OOM101");
+  EXPECT_EQ(j[0]["name"], "accumulated-tensor-with-graph");
+  EXPECT_EQ(j[0]["count"], 2);
+  EXPECT_EQ(j[0]["fixable"], false);
 }
 
 namespace {

@@ -12,6 +12,7 @@
 
 #include "cpp/loader.h"
 #include "cache/cache.h"
+#include "cli/inspect.h"
 #include "cli/project_check.h"
 #include "cli/verify.h"
 #include "cli/walk.h"
@@ -53,6 +54,9 @@ struct CheckArgs {
   std::string outputFile;
   std::string stdinFilename;
   std::string configFile;
+  std::string color = "auto";
+  std::string showSettingsFor;  // --show-settings FILE
+  bool showFiles = false;
   bool isolated = false;
   bool statistics = false;
   bool exitZero = false;
@@ -79,11 +83,28 @@ std::string currentDir() {
   return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string();
 }
 
+/// Whether the human formats are coloured. `--color always|never` decides; with `auto`, a set
+/// FORCE_COLOR or CLICOLOR_FORCE (other than "0") turns colour on, then a set NO_COLOR turns it
+/// off, and otherwise a terminal on standard output does. (What ruff does, through the same
+/// variables; FORCE_COLOR beats NO_COLOR there too.)
+bool useColor(const std::string& mode, bool toStdout) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v;
+  };
+  auto forced = [&](const char* name) { return set(name) && std::string(std::getenv(name)) != "0"; };
+  if (forced("FORCE_COLOR") || forced("CLICOLOR_FORCE")) return true;
+  if (set("NO_COLOR")) return false;
+  return toStdout && ::isatty(STDOUT_FILENO);
+}
+
 int runCheck(const CheckArgs& a) {
   cpp::configure(cpp::Settings{a.buildPath});
   report::Format format;
   if (!report::parseFormat(a.format, format)) {
-    std::cerr << "oomlint: error: unknown output format `" << a.format << "` (full, concise, json, sarif, github, gitlab, junit)\n";
+    std::cerr << "oomlint: error: unknown output format `" << a.format << "` (" << report::kFormatNames << ")\n";
     return 2;
   }
   CliOverrides cli;
@@ -107,7 +128,11 @@ int runCheck(const CheckArgs& a) {
   std::string diffs;
   try {
     ConfigResolver resolver(cli);
-    bool fromStdin = a.paths.size() == 1 && a.paths[0] == "-";
+    if (!a.showSettingsFor.empty()) return showSettings(std::cout, a.showSettingsFor, resolver);
+    if (a.showFiles) return showFiles(std::cout, a.paths, resolver, a.forceExclude);
+    // `--stdin-filename F` alone reads standard input too, as ruff does: editor plugins pipe the
+    // buffer that way.
+    bool fromStdin = (a.paths.size() == 1 && a.paths[0] == "-") || (a.paths.empty() && !a.stdinFilename.empty());
     if (fromStdin) {
       std::string name = a.stdinFilename.empty() ? std::string("-") : a.stdinFilename;
       std::ostringstream ss;
@@ -359,13 +384,14 @@ int runCheck(const CheckArgs& a) {
   report::Options ropts;
   ropts.version = OOMLINT_VERSION;
   ropts.cwd = currentDir();
+  ropts.color = useColor(a.color, a.outputFile.empty());
   size_t total = 0;
   for (const FileResult& r : results) {
     total += r.findings.size();
     if (!r.skippedReason.empty()) std::cerr << "oomlint: warning: " << r.skippedReason << "\n";
   }
   if (a.statistics) {
-    report::writeStatistics(*os, results);
+    report::writeStatistics(*os, results, format == report::Format::Json);
   } else if (!(a.quiet && format == report::Format::Full && total == 0)) {
     report::write(*os, format, results, ropts);
   }
@@ -392,9 +418,7 @@ int runRule(const std::string& code, bool all, const std::string& format) {
   if (all) {
     rules = allRules();
   } else {
-    std::string upper = code;
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    const Rule* r = findRule(upper);
+    const Rule* r = ruleByCodeOrName(code);
     if (!r) {
       std::cerr << "oomlint: error: unknown rule `" << code << "` (see `oomlint rule --all`)\n";
       return 2;
@@ -461,12 +485,16 @@ int main(int argc, char** argv) {
   check->add_option("--extend-select", ca.extendSelect, "Rule codes or prefixes to enable in addition")->delimiter(',')->allow_extra_args(false);
   check->add_option("--extend-ignore", ca.extendIgnore, "Alias of --ignore, kept for ruff compatibility")->delimiter(',')->allow_extra_args(false);
   check->add_option("--extend-exclude", ca.extendExclude, "Glob patterns of paths to skip")->delimiter(',')->allow_extra_args(false);
-  check->add_option("--output-format", ca.format, "full (default), concise, json, sarif, github, gitlab, junit");
+  check->add_option("--output-format", ca.format, std::string("One of: ") + report::kFormatNames + " (default: full)");
   check->add_option("-o,--output-file", ca.outputFile, "Write the report to this file");
-  check->add_option("--stdin-filename", ca.stdinFilename, "Name reported for `-` (standard input)");
+  check->add_option("--stdin-filename", ca.stdinFilename, "Read standard input, reported under this name (with or without `-`)");
+  check->add_option("--color", ca.color, "Colour the output: auto (default: a terminal, unless NO_COLOR is set), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   check->add_option("--config", ca.configFile, "Use this oomlint.toml / pyproject.toml for every file");
   check->add_flag("--isolated", ca.isolated, "Ignore every configuration file");
   check->add_flag("--statistics", ca.statistics, "Count findings per rule instead of listing them");
+  check->add_flag("--show-files", ca.showFiles, "List the files a check would read, and stop");
+  check->add_option("--show-settings", ca.showSettingsFor, "Print the settings FILE gets (config file, excludes, rules), and stop");
   check->add_flag("--exit-zero", ca.exitZero, "Exit 0 even when there are findings");
   check->add_flag("--force-exclude", ca.forceExclude, "Apply excludes to files named on the command line too");
   check->add_flag("-q,--quiet", ca.quiet, "Print nothing when there are no findings");
@@ -492,11 +520,15 @@ int main(int argc, char** argv) {
   std::string ruleCode, ruleFormat = "text";
   bool ruleAll = false;
   auto* rule = app.add_subcommand("rule", "Explain a rule: `oomlint rule OOM101`, `oomlint rule --all`");
-  rule->add_option("code", ruleCode, "Rule code");
+  rule->add_option("code", ruleCode, "Rule code or name (OOM101, accumulated-tensor-with-graph)");
   rule->add_flag("--all", ruleAll, "Every rule");
   rule->add_option("--output-format", ruleFormat, "text (default) or json");
 
   auto* server = app.add_subcommand("server", "Run the Language Server (LSP) over stdio");
+
+  std::string cleanDir;
+  auto* clean = app.add_subcommand("clean", "Remove the results cache (./.oomlint_cache, or --cache-dir)");
+  clean->add_option("--cache-dir", cleanDir, "The cache folder to remove");
 
   try {
     app.parse(argc, argv);
@@ -518,6 +550,7 @@ int main(int argc, char** argv) {
       return runCheck(ca);
     }
     if (*server) return lsp::runServer(0, 1);
+    if (*clean) return cleanCache(std::cout, cleanDir.empty() ? currentDir() + "/.oomlint_cache" : cleanDir);
     if (*rule) {
       if (!ruleAll && ruleCode.empty()) {
         std::cerr << "oomlint: error: give a rule code or --all\n";

@@ -1,4 +1,5 @@
 // The CI formats: GitHub Actions workflow commands, GitLab Code Quality, JUnit XML.
+#include <cstdio>
 #include <map>
 
 #include "report/format.h"
@@ -24,6 +25,20 @@ std::string escapeGithubProperty(const std::string& s) {
     else out += c;
   }
   return out;
+}
+
+/// Four hex digits of a fixed hash (FNV-1a) of the reported path: GitLab matches issues across
+/// pipelines by fingerprint, so it must not change with the standard library oomlint was built
+/// with (std::hash does) or with where the checkout lies.
+std::string pathTag(const std::string& path) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : path) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04x", static_cast<unsigned>(h & 0xffff));
+  return buf;
 }
 
 }  // namespace
@@ -58,7 +73,7 @@ void writeGitlab(std::ostream& os, const std::vector<FileResult>& results, const
       std::string severity = f.severity == Severity::Error ? "major" : f.severity == Severity::Warning ? "minor" : "info";
       arr.push_back({{"description", utf8Safe(std::string(f.code) + " " + f.message)},
                      {"check_name", std::string(f.code)},
-                     {"fingerprint", stableFingerprint(r, starts, f, occurrence) + std::to_string(std::hash<std::string>{}(r.path) & 0xffff)},
+                     {"fingerprint", stableFingerprint(r, starts, f, occurrence) + pathTag(displayPath(r.path, opts))},
                      {"severity", severity},
                      {"location", {{"path", utf8Safe(displayPath(r.path, opts))}, {"lines", {{"begin", fileLine(l)}, {"end", fileEndLine(l)}}}}}});
     }

@@ -49,5 +49,9 @@ void writeSarif(std::ostream& os, const std::vector<FileResult>& results, const 
 void writeGithub(std::ostream& os, const std::vector<FileResult>& results, const Options& opts);
 void writeGitlab(std::ostream& os, const std::vector<FileResult>& results, const Options& opts);
 void writeJunit(std::ostream& os, const std::vector<FileResult>& results, const Options& opts);
+void writeJsonLines(std::ostream& os, const std::vector<FileResult>& results, const Options& opts);
+void writeRdjson(std::ostream& os, const std::vector<FileResult>& results, const Options& opts);
+void writeAzure(std::ostream& os, const std::vector<FileResult>& results, const Options& opts);
+void writePylint(std::ostream& os, const std::vector<FileResult>& results, const Options& opts);
 
 }  // namespace oomlint::report::detail

@@ -14,6 +14,10 @@ bool parseFormat(const std::string& name, Format& out) {
   else if (name == "github") out = Format::Github;
   else if (name == "gitlab") out = Format::Gitlab;
   else if (name == "junit") out = Format::Junit;
+  else if (name == "json-lines") out = Format::JsonLines;
+  else if (name == "rdjson") out = Format::Rdjson;
+  else if (name == "azure") out = Format::Azure;
+  else if (name == "pylint") out = Format::Pylint;
   else return false;
   return true;
 }
@@ -62,6 +66,10 @@ void write(std::ostream& os, Format format, const std::vector<FileResult>& resul
     case Format::Github: detail::writeGithub(os, results, opts); break;
     case Format::Gitlab: detail::writeGitlab(os, results, opts); break;
     case Format::Junit: detail::writeJunit(os, results, opts); break;
+    case Format::JsonLines: detail::writeJsonLines(os, results, opts); break;
+    case Format::Rdjson: detail::writeRdjson(os, results, opts); break;
+    case Format::Azure: detail::writeAzure(os, results, opts); break;
+    case Format::Pylint: detail::writePylint(os, results, opts); break;
   }
 }
 

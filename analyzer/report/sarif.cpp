@@ -1,7 +1,10 @@
 // `sarif`: SARIF 2.1.0, with rules, regions, fixes, relatedLocations and partialFingerprints.
+#include <sys/stat.h>
+
 #include <map>
 
 #include "report/format.h"
+#include "util/path.h"
 
 namespace oomlint::report::detail {
 namespace {
@@ -11,6 +14,39 @@ namespace {
 json regionOf(const Location& l) {
   if (l.cell) return {{"startLine", l.fileLine}, {"endLine", l.fileEndLine}};
   return {{"startLine", l.line}, {"startColumn", l.col}, {"endLine", l.endLine}, {"endColumn", std::max(l.endCol, l.col)}};
+}
+
+/// The nearest folder at or above `dir` holding `.git`, or "".
+std::string repositoryAbove(std::string dir) {
+  struct stat st {};
+  for (;;) {
+    if (::stat((dir + "/.git").c_str(), &st) == 0) return dir;
+    size_t slash = dir.rfind('/');
+    if (slash == std::string::npos || slash == 0) return {};
+    dir.resize(slash);
+  }
+}
+
+/// What URIs are relative to (`%SRCROOT%`): the repository every reported file lies in, as
+/// GitHub code scanning maps a result's path from the repository's root, whichever folder
+/// oomlint ran in; else the working directory.
+std::string sourceRoot(const std::vector<FileResult>& results, const Options& opts) {
+  std::string root;
+  for (const FileResult& r : results) {
+    if (r.findings.empty()) continue;
+    std::string abs = absolutePath(r.path);
+    std::string repo = repositoryAbove(abs.substr(0, abs.rfind('/')));
+    if (repo.empty() || (!root.empty() && repo != root)) return opts.cwd;
+    root = repo;
+  }
+  return root.empty() ? opts.cwd : root;
+}
+
+std::string relativeTo(const std::string& root, const std::string& path) {
+  std::string abs = absolutePath(path);
+  if (!root.empty() && abs.size() > root.size() && abs.compare(0, root.size(), root) == 0 && abs[root.size()] == '/')
+    return abs.substr(root.size() + 1);
+  return abs;
 }
 
 }  // namespace
@@ -68,9 +104,10 @@ void writeSarif(std::ostream& os, const std::vector<FileResult>& results, const 
                      {"defaultConfiguration", {{"level", "error"}}}});
   }
   json out = json::array();
+  std::string root = sourceRoot(results, opts);
   for (const FileResult& r : results) {
     auto starts = lineStartsOf(r.source);
-    std::string uri = percentEncodePath(displayPath(r.path, opts));
+    std::string uri = percentEncodePath(relativeTo(root, r.path));
     std::map<std::string, uint32_t> seen;
     for (const Finding& f : r.findings) {
       Location l = locate(r, starts, f.span);
@@ -122,7 +159,7 @@ void writeSarif(std::ostream& os, const std::vector<FileResult>& results, const 
                   {"rules", rules}}}}},
               {"columnKind", "unicodeCodePoints"},
               {"results", out}};
-  if (!opts.cwd.empty()) run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + percentEncodePath(opts.cwd) + "/"}}}};
+  if (!root.empty()) run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + percentEncodePath(root) + "/"}}}};
   json doc = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
   os << doc.dump(2) << "\n";
 }

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
-#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "report/format.h"
 #include "report/measured.h"
@@ -22,7 +22,7 @@ std::string fixSuffix(const Finding& f) {
 
 void writeFull(std::ostream& os, const std::vector<FileResult>& results, const Options& opts) {
   size_t total = 0, safe = 0, unsafe = 0;
-  bool color = isatty(STDOUT_FILENO) && &os == &std::cout;
+  bool color = opts.color;
   auto bold = [&](const std::string& s) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; };
   auto red = [&](const std::string& s) { return color ? "\x1b[1;31m" + s + "\x1b[0m" : s; };
   auto cyan = [&](const std::string& s) { return color ? "\x1b[36m" + s + "\x1b[0m" : s; };
@@ -110,7 +110,7 @@ void writeConcise(std::ostream& os, const std::vector<FileResult>& results, cons
 
 }  // namespace detail
 
-void writeStatistics(std::ostream& os, const std::vector<FileResult>& results) {
+void writeStatistics(std::ostream& os, const std::vector<FileResult>& results, bool json) {
   std::map<std::string, std::pair<size_t, bool>> counts;
   for (const FileResult& r : results)
     for (const Finding& f : r.findings) {
@@ -120,13 +120,19 @@ void writeStatistics(std::ostream& os, const std::vector<FileResult>& results) {
     }
   std::vector<std::pair<std::string, std::pair<size_t, bool>>> rows(counts.begin(), counts.end());
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  nlohmann::json array = nlohmann::json::array();
   for (const auto& [code, c] : rows) {
     const Rule* rule = findRule(code);
     std::string name = rule ? std::string(rule->info().name) : (code == kParseErrorCode ? "syntax-error" : "io-error");
+    if (json) {
+      array.push_back({{"code", code}, {"name", name}, {"count", c.first}, {"fixable", c.second}});
+      continue;
+    }
     char buf[32];
     std::snprintf(buf, sizeof buf, "%5zu", c.first);
     os << buf << "\t" << code << "\t" << (c.second ? "[*] " : "[ ] ") << name << "\n";
   }
+  if (json) os << array.dump(2) << "\n";
 }
 
 }  // namespace oomlint::report
