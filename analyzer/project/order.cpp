@@ -184,6 +184,14 @@ std::vector<size_t> importedBy(const Project& p, size_t i, std::string_view sour
   return out;
 }
 
+/// importedBy for file `i` as it is on disk (a notebook: its cells' code); none when unreadable.
+std::vector<size_t> importedByFile(const Project& p, size_t i) {
+  std::string source;
+  if (!readSourceFile(p.file(i), source).empty()) return {};
+  if (isNotebookPath(p.file(i))) source = readNotebook(source).module;
+  return importedBy(p, i, source);
+}
+
 size_t findRoot(std::vector<size_t>& parent, size_t x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
   return x;
@@ -197,12 +205,7 @@ std::vector<std::vector<size_t>> independentParts(const Project& p, unsigned thr
   for (size_t i = 0; i < n; ++i) all[i] = i;
   if (n < 2 || p.indexOf(p.root() + "/__init__.py") != SIZE_MAX) return {all};
   std::vector<std::vector<size_t>> imports(n);
-  parallelFor(all, threads, [&](size_t i) {
-    std::string source;
-    if (!readSourceFile(p.file(i), source).empty()) return;
-    if (isNotebookPath(p.file(i))) source = readNotebook(source).module;  // its cells' code
-    imports[i] = importedBy(p, i, source);
-  });
+  parallelFor(all, threads, [&](size_t i) { imports[i] = importedByFile(p, i); });
   std::vector<size_t> parent(all);
   auto join = [&](size_t a, size_t b) {
     a = findRoot(parent, a);
@@ -241,15 +244,7 @@ std::vector<std::string> programsHolding(const std::string& root, const std::vec
   std::vector<std::vector<size_t>> imports(n), importers(n);
   std::vector<size_t> every(n);
   for (size_t i = 0; i < n; ++i) every[i] = i;
-  parallelFor(every, threads, [&](size_t i) {
-    std::string source;
-    if (!readSourceFile(all[i], source).empty()) return;
-    for (const ScannedImport& imp : scanImports(source)) {
-      size_t j = names.resolveModule(i, imp.name);
-      if (j == SIZE_MAX && !imp.fallback.empty()) j = names.resolveModule(i, imp.fallback);
-      if (j != SIZE_MAX && j != i) imports[i].push_back(j);
-    }
-  });
+  parallelFor(every, threads, [&](size_t i) { imports[i] = importedByFile(names, i); });
   for (size_t i = 0; i < n; ++i)
     for (size_t j : imports[i]) importers[j].push_back(i);
   auto reach = [&](std::vector<char>& taken, const std::vector<std::vector<size_t>>& graph) {
