@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace oomlint::project {
 
@@ -91,6 +92,7 @@ Project::Project(std::string root, std::vector<std::string> files) : root_(std::
   exports_.assign(n, {});
   hasExports_.assign(n, 0);
   programs_.assign(n, {});
+  std::unordered_set<std::string> folders;  // every folder holding a module, root-relative, once
   auto addEntry = [&](const std::string& rel) {
     std::vector<std::string>& in = entryDirs_[baseOf(rel)];
     std::string dir = parentOf(rel);
@@ -112,7 +114,7 @@ Project::Project(std::string root, std::vector<std::string> files) : root_(std::
     relDir_[i] = parentOf(rel);
     byRelPath_.try_emplace(init ? relDir_[i] : rel, i);
     if (!init) addEntry(rel);
-    for (std::string d = relDir_[i]; !d.empty() && dirs_.insert(d).second;) {
+    for (std::string d = relDir_[i]; !d.empty() && folders.insert(d).second;) {
       addEntry(d);
       d = parentOf(d);
     }

@@ -17,7 +17,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "facts/project_view.h"
@@ -117,7 +116,6 @@ class Project {
   using NameMap = std::unordered_map<std::string, size_t, ViewHash, std::equal_to<>>;
   NameMap byModule_;   // dotted module name -> file
   NameMap byRelPath_;  // root-relative path without `.py` (and package folders) -> file
-  std::unordered_set<std::string> dirs_;               // every folder holding a module, root-relative
   /// A name (a module's or a folder's last component) -> the root-relative folders holding an
   /// entry so named: where a script's `import name` can find it, without building paths to try.
   std::unordered_map<std::string, std::vector<std::string>, ViewHash, std::equal_to<>> entryDirs_;
