@@ -797,6 +797,27 @@ TEST_F(Cli, NamedFilesOfAProjectAreCheckedWithTheRestOfIt) {
   EXPECT_NE(std::string::npos, diffAlone.out.find("with torch.no_grad():")) << diffAlone.out;
 }
 
+TEST_F(Cli, CppFindingsFollowTheProjectsHeadersAndTheirChanges) {
+  // train.cpp feeds a meter whose header keeps each step's graph: found with the project's
+  // headers (the root is the folder with the top CMakeLists.txt), not without them, and no longer
+  // once the header is mended, though train.cpp itself did not change and its result was cached.
+  fs::copy(fs::path(OOMLINT_FIXTURES) / "projects" / "cpp_meter_header", dir, fs::copy_options::recursive);
+  Result first = run("check --output-format concise src/train.cpp", dir);
+  EXPECT_EQ(1, first.rc) << first.err;
+  EXPECT_NE(std::string::npos, first.out.find("src/train.cpp:17:5: OOM101")) << first.out;
+  Result cached = run("check --output-format concise src/train.cpp", dir);
+  EXPECT_EQ(first.out, cached.out);
+  Result alone = run("check --no-cache --no-project --output-format concise src/train.cpp", dir);
+  EXPECT_EQ(0, alone.rc) << alone.out;
+  Result narrow = run("check --no-cache --project-root src --output-format concise src/train.cpp", dir);
+  EXPECT_EQ(0, narrow.rc) << "include/ lies outside the root: " << narrow.out;
+  std::string header = slurp(dir / "include" / "meters.h");
+  header.replace(header.find("total_ += value * n;"), 20, "total_ += value.item<double>() * static_cast<double>(n);");
+  spit(dir / "include" / "meters.h", header);
+  Result mended = run("check --output-format concise src/train.cpp", dir);
+  EXPECT_EQ(0, mended.rc) << mended.out;
+}
+
 TEST_F(Cli, AFileOutsideAnyProjectReadsOnlyWhatItImports) {
   spit(dir / "helpers.py", "import torch\n\ndef loss_of(model, x):\n    return model(x).sum()\n");
   spit(dir / "train.py",

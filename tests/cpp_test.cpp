@@ -159,6 +159,90 @@ TEST(Cpp, CompileCommandsGiveTheFilesRealFlags) {
   fs::remove_all(dir);
 }
 
+TEST(Cpp, ProjectHeadersGiveTheirCodeWithRealFlagsAndAPrecompiledPreamble) {
+  // With a compile database the file's #include block is precompiled: the header's classes come
+  // from the preamble, and their methods' bodies must still be lowered from it, on the run that
+  // writes the preamble and on the one that reuses it.
+  fs::path dir = tempDir("headers");
+  fs::path src = dir / "src" / "train.cpp";
+  spit(dir / "include" / "meter.h",
+       "#pragma once\n#include <torch/torch.h>\n"
+       "struct Meter {\n  torch::Tensor total = torch::zeros({1});\n  void add(const torch::Tensor& v) { total += v; }\n};\n");
+  std::string code =
+      "#include <torch/torch.h>\n#include <vector>\n#include \"meter.h\"\n"
+      "double fit(torch::nn::Linear& model, torch::optim::SGD& opt, std::vector<torch::Tensor>& xs) {\n"
+      "  Meter meter;\n"
+      "  for (auto& x : xs) {\n"
+      "    opt.zero_grad();\n"
+      "    auto loss = model(x).sum();\n"
+      "    loss.backward();\n"
+      "    opt.step();\n"
+      "    meter.add(loss);\n"
+      "  }\n"
+      "  return meter.total.item<double>();\n"
+      "}\n";
+  spit(src, code);
+  spit(dir / "build" / "compile_commands.json",
+       "[{\"directory\": \"" + (dir / "build").string() + "\", \"file\": \"" + src.string() +
+           "\", \"command\": \"/usr/bin/c++ -std=c++17 -I" + (dir / "include").string() + " -I" + kTorchApiInclude +
+           " -c " + src.string() + "\"}]\n");
+  fs::path pch = dir / "pch";
+  ::setenv("OOMLINT_PCH_DIR", pch.c_str(), 1);
+  auto findings = [&](const std::string& root, bool alone) {
+    cpp::configure(cpp::Settings{(dir / "build").string(), root, alone});
+    std::string error, mode;
+    std::unique_ptr<Module> m = cpp::parse(src.string(), code, error, &mode);
+    cpp::configure(cpp::Settings{});
+    EXPECT_TRUE(m) << error;
+    EXPECT_EQ("compile_commands", mode);
+    return m ? analyzeModule(*m, everyRule()) : std::vector<Finding>{};
+  };
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Finding> found = findings(dir.string(), false);
+    ASSERT_EQ(1u, found.size()) << "run " << run;
+    EXPECT_EQ("OOM101", found[0].code);
+    EXPECT_EQ(11u, found[0].span.line);
+    for (const Related& r : found[0].related) EXPECT_GT(r.span.line, 0u) << "a note points into the header: " << r.message;
+    for (const Edit& e : found[0].fix.edits) EXPECT_LE(e.end, code.size()) << "a fix edits outside train.cpp";
+  }
+  EXPECT_FALSE(fs::is_empty(pch)) << "the second run reused a precompiled preamble";
+  // A header outside the project root, and the file checked alone, say nothing of Meter::add.
+  EXPECT_TRUE(findings((dir / "src").string(), false).empty());
+  EXPECT_TRUE(findings(dir.string(), true).empty());
+  ::unsetenv("OOMLINT_PCH_DIR");
+  fs::remove_all(dir);
+}
+
+TEST(Cpp, HeaderCodeIsAnalysedButNeverReported) {
+  // The header's own mistakes belong to the header's check: the including file gets none of
+  // them, and none of its findings' notes or fixes point into the header.
+  fs::path dir = tempDir("header_findings");
+  spit(dir / "CMakeLists.txt", "");
+  spit(dir / "helpers.h",
+       "#pragma once\n#include <torch/torch.h>\n#include <vector>\n"
+       "inline double evaluate(torch::nn::Linear& model, std::vector<torch::Tensor>& xs) {\n"
+       "  model->eval();\n"
+       "  double total = 0;\n"
+       "  for (auto& x : xs) total += model(x).sum().item<double>();\n"
+       "  return total;\n"
+       "}\n");
+  std::string code =
+      "#include <torch/torch.h>\n#include <vector>\n#include \"helpers.h\"\n"
+      "double twice(torch::nn::Linear& model, std::vector<torch::Tensor>& xs) {\n"
+      "  return 2 * evaluate(model, xs);\n"
+      "}\n";
+  spit(dir / "main.cpp", code);
+  FileResult header = checkSource((dir / "helpers.h").string(), slurp(dir / "helpers.h"), everyRule());
+  EXPECT_EQ(std::set<uint32_t>{7}, linesWith(header, "OOM201")) << "the header checked itself";
+  std::string error;
+  std::unique_ptr<Module> m = cpp::parse((dir / "main.cpp").string(), code, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_LT(m->firstExternalFunction, m->functions.size()) << "evaluate was lowered with main.cpp";
+  EXPECT_EQ(std::vector<std::string>{(dir / "helpers.h").string()}, m->headerDependencies);
+  EXPECT_TRUE(analyzeModule(*m, everyRule()).empty());
+  fs::remove_all(dir);
+}
+
 TEST(Cpp, BuildDatabasesCannotMakeClangLoadCode) {
   // A pull request can carry its own compile_commands.json: flags that would make Clang dlopen a
   // plugin are dropped (were they kept, Clang would fail to load these and parse nothing).

@@ -3,7 +3,9 @@
 // `# expect: OOM101` must produce exactly those findings when the project is checked, and every
 // other line none. A file with `# alone: CODES` markers is also checked by itself (as before the
 // project analysis): then exactly the `# alone:` lines have findings, which shows what the rest of
-// the project changed.
+// the project changed. C++ files (sources and headers) say the same with `// expect:` and
+// `// alone:`: each is checked as its own translation unit, with the project's headers (what it
+// calls from them is analysed with it) and, for `// alone:`, without them (`--no-project`).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "cpp/loader.h"
 #include "engine/engine.h"
 #include "project/analyze.h"
 #include "project/order.h"
@@ -45,6 +48,7 @@ Expected markers(const std::string& source, const std::string& marker, bool& any
       code.erase(code.find_last_not_of(" \t\r") + 1);
       // `# expect: OOM101  # alone: ...`: a code ends at the next marker.
       if (size_t hash = code.find(" #"); hash != std::string::npos) code.erase(hash);
+      if (size_t slashes = code.find(" //"); slashes != std::string::npos) code.erase(slashes);
       code.erase(code.find_last_not_of(" \t\r") + 1);
       if (!code.empty() && code != "none") out[n].insert(code);
     }
@@ -57,6 +61,27 @@ std::vector<fs::path> projectFiles(const fs::path& root) {
   for (const auto& e : fs::recursive_directory_iterator(root))
     if (e.is_regular_file() && e.path().extension() == ".py") out.push_back(fs::absolute(e.path()).lexically_normal());
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool isCppFile(const fs::path& p) {
+  static const std::set<std::string> kExt = {".cpp", ".cc", ".cxx", ".cu", ".h", ".hpp", ".cuh"};
+  return kExt.count(p.extension().string()) > 0;
+}
+
+std::vector<fs::path> cppFiles(const fs::path& root) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file() && isCppFile(e.path())) out.push_back(fs::absolute(e.path()).lexically_normal());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// A C++ file's findings, with the project's headers below `root` or (alone) without them.
+std::vector<Finding> checkCpp(const fs::path& file, const fs::path& root, bool alone) {
+  cpp::configure(cpp::Settings{"", fs::absolute(root).lexically_normal().string(), alone});
+  std::vector<Finding> out = checkSource(file.string(), testutil::slurp(file), testutil::everyRule()).findings;
+  cpp::configure(cpp::Settings{});
   return out;
 }
 
@@ -117,10 +142,22 @@ TEST_P(ProjectFixture, FindingsMatchInlineExpectations) {
     expectMatches(label, inProject, found[f.string()]);
     if (anyAlone) expectMatches(label + " (alone)", alone, checkSource(f.string(), source, testutil::everyRule()).findings);
   }
+  bool anyCppAlone = false;
+  for (const fs::path& f : cppFiles(root)) {
+    std::string source = testutil::slurp(f);
+    bool anyExpect = false, anyAlone = false;
+    Expected inProject = markers(source, "// expect:", anyExpect);
+    Expected alone = markers(source, "// alone:", anyAlone);
+    for (const auto& [line, codes] : inProject) expectedFindings += codes.size();
+    std::string label = fs::relative(f, root).string();
+    expectMatches(label, inProject, checkCpp(f, root, false));
+    if (anyAlone) expectMatches(label + " (alone)", alone, checkCpp(f, root, true));
+    anyCppAlone |= anyAlone;
+  }
   // A project without a single expected finding is a negative fixture: it must still say so by
   // holding at least one `# alone:` line, so nothing here passes by checking nothing.
   if (expectedFindings == 0) {
-    bool anyAlone = false;
+    bool anyAlone = anyCppAlone;
     for (const fs::path& f : projectFiles(root)) markers(testutil::slurp(f), "# alone:", anyAlone);
     EXPECT_TRUE(anyAlone) << root.filename() << " expects no finding in the project and none alone: it tests nothing";
   }

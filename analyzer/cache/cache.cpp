@@ -30,7 +30,7 @@ std::string_view internCode(const std::string& code) {
 }
 
 /// The release and the layout of an entry: a cache written by another build is discarded.
-const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache4";
+const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache5";
 
 json spanJson(const Span& s) { return json::array({s.begin, s.end, s.line, s.col, s.endLine, s.endCol}); }
 Span spanFrom(const json& j) {
@@ -131,6 +131,9 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
       entry.inode = e.at("inode");
       entry.cachedAt = e.at("cached_at");
       entry.hash = e.at("hash");
+      if (e.contains("deps"))
+        for (const json& d : e["deps"])
+          entry.dependencies.push_back({d.at(0).get<std::string>(), Stamp{d.at(1), d.at(2), d.at(3), d.at(4)}});
       if (e.contains("project") && !blobFile_.empty()) {  // [offset, length] in the summaries file
         const json& at = e["project"];
         entry.blobOffset = at.at(0);
@@ -177,7 +180,18 @@ const ResultCache::Entry* ResultCache::unchanged(const std::string& absPath) {
     std::string text;
     if (!readWhole(absPath, text) || hashContent(text) != e.hash) return nullptr;
   }
+  for (const Dependency& d : e.dependencies)
+    if (!sameAsStamped(d.path, d.stamp, e.cachedAt)) return nullptr;
   return &e;
+}
+
+bool ResultCache::sameAsStamped(const std::string& path, const Stamp& stamp, int64_t cachedAt) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  if (stamp.size != st.st_size || stamp.mtimeNs != mtimeNs(st) || stamp.inode != static_cast<int64_t>(st.st_ino)) return false;
+  if (mtimeNs(st) / 1000000000LL < cachedAt - 1) return true;
+  std::string text;
+  return readWhole(path, text) && hashContent(text) == stamp.hash;
 }
 
 bool ResultCache::lookup(const std::string& absPath, const std::string& selectionKey, std::vector<Finding>& out) {
@@ -219,10 +233,17 @@ void ResultCache::storeStored(const std::string& absPath, uint64_t contentHash, 
 }
 
 void ResultCache::store(const std::string& absPath, const std::string& selectionKey, const std::string& source,
-                        const std::vector<Finding>& findings) {
+                        const std::vector<Finding>& findings, const std::vector<std::string>& dependencies) {
   struct stat st {};
   if (::stat(absPath.c_str(), &st) != 0) return;
   Entry e;
+  for (const std::string& path : dependencies) {
+    struct stat ds {};
+    std::string text;
+    // A dependency that cannot be read now could not be checked later: keep nothing.
+    if (::stat(path.c_str(), &ds) != 0 || !readWhole(path, text)) return;
+    e.dependencies.push_back({path, Stamp{ds.st_size, mtimeNs(ds), static_cast<int64_t>(ds.st_ino), hashContent(text)}});
+  }
   e.selection = selectionKey;
   e.size = st.st_size;
   e.mtimeNs = mtimeNs(st);
@@ -293,6 +314,12 @@ std::string ResultCache::save() {
     }
     files[path] = {{"selection", at->second}, {"size", e.size}, {"mtime_ns", e.mtimeNs}, {"inode", e.inode},
                    {"cached_at", e.cachedAt}, {"hash", e.hash}, {"findings", fs}};
+    if (!e.dependencies.empty()) {
+      json deps = json::array();
+      for (const Dependency& d : e.dependencies)
+        deps.push_back(json::array({d.path, d.stamp.size, d.stamp.mtimeNs, d.stamp.inode, d.stamp.hash}));
+      files[path]["deps"] = std::move(deps);
+    }
     std::string_view summaries = summariesOf(e);
     if (!summaries.empty()) {
       files[path]["project"] = json::array({blobs.size(), summaries.size()});

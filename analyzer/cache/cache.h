@@ -22,8 +22,10 @@ class ResultCache {
 
   /// Cached findings for `absPath` analysed with `selectionKey`, when still valid.
   bool lookup(const std::string& absPath, const std::string& selectionKey, std::vector<Finding>& out);
+  /// `dependencies`: other files the findings depend on (FileResult::dependencies); the entry is
+  /// valid only while they are unchanged too.
   void store(const std::string& absPath, const std::string& selectionKey, const std::string& source,
-             const std::vector<Finding>& findings);
+             const std::vector<Finding>& findings, const std::vector<std::string>& dependencies = {});
   /// Writes the cache (temporary file + rename inside the cache folder). Returns "" or a warning.
   std::string save();
 
@@ -48,10 +50,21 @@ class ResultCache {
   void setProjectState(const std::string& key, std::string state);
 
  private:
+  /// What a file was like when an entry was stored: size, mtime and inode, and a content hash
+  /// for when the mtime cannot tell (changed within the second it was cached).
+  struct Stamp {
+    int64_t size = 0, mtimeNs = 0, inode = 0;
+    uint64_t hash = 0;
+  };
+  struct Dependency {
+    std::string path;
+    Stamp stamp;
+  };
   struct Entry {
     std::string selection;
     int64_t size = 0, mtimeNs = 0, inode = 0, cachedAt = 0;
     uint64_t hash = 0;
+    std::vector<Dependency> dependencies;
     std::vector<Finding> findings;
     std::string project;                    // summaries stored in this run, or
     size_t blobOffset = 0, blobLength = 0;  // where the last save put them in its summaries file
@@ -61,6 +74,7 @@ class ResultCache {
   std::string_view summariesOf(const Entry& e);
   /// The entry of `absPath` when the file is unchanged since it was stored (caller holds mutex_).
   const Entry* unchanged(const std::string& absPath);
+  static bool sameAsStamped(const std::string& path, const Stamp& stamp, int64_t cachedAt);
   std::string dir_, file_;
   std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;

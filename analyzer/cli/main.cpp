@@ -101,7 +101,7 @@ bool useColor(const std::string& mode, bool toStdout) {
 }
 
 int runCheck(const CheckArgs& a) {
-  cpp::configure(cpp::Settings{a.buildPath});
+  cpp::configure(cpp::Settings{a.buildPath, a.projectRoot, a.noProject});
   report::Format format;
   if (!report::parseFormat(a.format, format)) {
     std::cerr << "oomlint: error: unknown output format `" << a.format << "` (" << report::kFormatNames << ")\n";
@@ -192,7 +192,10 @@ int runCheck(const CheckArgs& a) {
         CheckOptions o;
         o.selection = resolver.selectionFor(*cfg, abs);
         // C++ findings also depend on which compile_commands.json was asked for.
-        std::string key = o.selection.fingerprint() + (isCppPath(walked.files[i]) ? "|p=" + a.buildPath : std::string());
+        // A C++ file's findings also depend on its flags and on which headers are its project's.
+        std::string key = o.selection.fingerprint() +
+                          (isCppPath(walked.files[i]) ? "|p=" + a.buildPath + "|root=" + a.projectRoot + (a.noProject ? "|alone" : "")
+                                                      : std::string());
         auto it = optionsByKey.try_emplace(std::move(key), std::move(o)).first;
         perFileOptions[i] = &it->second;
         selectionKeys[i] = &it->first;
@@ -287,7 +290,7 @@ int runCheck(const CheckArgs& a) {
               if (cache && !r.ioError && r.skippedReason.empty()) cache->store(abs, *selectionKeys[i], raw, r.findings);
             } else {
               r = checkFile(path, perFile(i));
-              if (cache && !r.ioError && r.skippedReason.empty()) cache->store(abs, *selectionKeys[i], r.source, r.findings);
+              if (cache && !r.ioError && r.skippedReason.empty()) cache->store(abs, *selectionKeys[i], r.source, r.findings, r.dependencies);
             }
           } else {
             std::string source;

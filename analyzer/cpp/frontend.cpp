@@ -201,7 +201,7 @@ class MissingIncludes : public clang::PPCallbacks {
 
 class LowerConsumer : public clang::SemaConsumer {
  public:
-  explicit LowerConsumer(Module& m) : m_(m) {}
+  LowerConsumer(Module& m, std::string projectRoot) : m_(m), projectRoot_(std::move(projectRoot)) {}
   void InitializeSema(clang::Sema& sema) override { sema_ = &sema; }
   void ForgetSema() override { sema_ = nullptr; }
   bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
@@ -215,19 +215,21 @@ class LowerConsumer : public clang::SemaConsumer {
   }
   // Declarations a precompiled preamble hands over eagerly are never spelled in the main file.
   void HandleInterestingDecl(clang::DeclGroupRef) override {}
-  void HandleTranslationUnit(clang::ASTContext& ctx) override { lowerTranslationUnit(ctx, topLevel_, m_); }
+  void HandleTranslationUnit(clang::ASTContext& ctx) override { lowerTranslationUnit(ctx, topLevel_, m_, projectRoot_); }
 
  private:
   Module& m_;
+  std::string projectRoot_;
   clang::Sema* sema_ = nullptr;
   std::vector<const clang::Decl*> topLevel_;  // parsed from this file, never from the preamble
 };
 
 class LowerAction : public clang::ASTFrontendAction {
  public:
-  LowerAction(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs) : m_(m), fs_(std::move(fs)) {}
+  LowerAction(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs, std::string projectRoot)
+      : m_(m), fs_(std::move(fs)), projectRoot_(std::move(projectRoot)) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<LowerConsumer>(m_);
+    return std::make_unique<LowerConsumer>(m_, projectRoot_);
   }
   bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
     ci.getPreprocessor().addPPCallbacks(std::make_unique<MissingIncludes>(fs_));
@@ -243,16 +245,19 @@ class LowerAction : public clang::ASTFrontendAction {
  private:
   Module& m_;
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
+  std::string projectRoot_;
 };
 
 class LowerActionFactory : public clang::tooling::FrontendActionFactory {
  public:
-  LowerActionFactory(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs) : m_(m), fs_(std::move(fs)) {}
-  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<LowerAction>(m_, fs_); }
+  LowerActionFactory(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs, std::string projectRoot)
+      : m_(m), fs_(std::move(fs)), projectRoot_(std::move(projectRoot)) {}
+  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<LowerAction>(m_, fs_, projectRoot_); }
 
  private:
   Module& m_;
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
+  std::string projectRoot_;
 };
 
 /// Writes a precompiled header of its input to a chosen path (GeneratePCHAction takes the path
@@ -477,7 +482,7 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> bundledFiles() {
 
 /// One Clang run over `source`: fills `m` (module, syntax issue). False when Clang did not run.
 bool parseOnce(Module& m, const std::string& file, const std::string& directory, std::vector<std::string> flags,
-               const std::string& pch, bool bundled, bool& pchRejected) {
+               const std::string& pch, bool bundled, const std::string& projectRoot, bool& pchRejected) {
   auto memory = bundledFiles();
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
   overlay->pushOverlay(memory);
@@ -488,7 +493,7 @@ bool parseOnce(Module& m, const std::string& file, const std::string& directory,
   FirstSyntaxError diagnostics(m, bundled);
   tool.setDiagnosticConsumer(&diagnostics);
   tool.setPrintErrorMessage(false);
-  LowerActionFactory factory(m, memory);
+  LowerActionFactory factory(m, memory, projectRoot);
   tool.run(&factory);
   diagnostics.finish();
   pchRejected = diagnostics.pchRejected();
@@ -552,12 +557,12 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
     pch = precompiledPreamble(pchDir, flags, preamble, directory, overlay);
   }
   bool pchRejected = false;
-  bool ran = parseOnce(*m, file, directory, flags, pch, bundled, pchRejected);
+  bool ran = parseOnce(*m, file, directory, flags, pch, bundled, req.projectRoot, pchRejected);
   if (pchRejected) {
     // Stale (a header changed since) or incompatible: drop it, parse without, rebuild next time.
     llvm::sys::fs::remove(pch);
     m = fresh();
-    ran = parseOnce(*m, file, directory, flags, "", bundled, pchRejected);
+    ran = parseOnce(*m, file, directory, flags, "", bundled, req.projectRoot, pchRejected);
   }
   if (!ran) {
     // Clang could not run (bad flags in compile_commands.json): say so, do not guess.

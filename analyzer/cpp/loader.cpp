@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "cpp/plugin_api.h"
+#include "project/project.h"
+#include "util/path.h"
 
 namespace oomlint::cpp {
 namespace {
@@ -82,6 +84,20 @@ bool available(std::string* why) {
   return l.parse != nullptr;
 }
 
+/// The folder whose headers are the file's project's own, or "" when the file is checked alone.
+static std::string projectRootFor(const std::string& path) {
+  const Settings& s = settings();
+  if (s.alone) return {};
+  if (!s.projectRoot.empty()) return absolutePath(s.projectRoot);
+  std::string abs = absolutePath(path.empty() || path == "-" ? "stdin.cpp" : path);
+  std::string root = project::findRoot(abs);
+  if (!root.empty()) return root;
+  // A CMake project without a repository: its top CMakeLists.txt (each source folder may have one).
+  for (std::string dir = parentDirectory(abs); dir.size() > 1; dir = parentDirectory(dir))
+    if (::access((dir + "/CMakeLists.txt").c_str(), F_OK) == 0) root = dir;
+  return root.empty() ? parentDirectory(abs) : root;
+}
+
 std::unique_ptr<Module> parse(const std::string& path, std::string source, std::string& error, std::string* mode) {
   const Loaded& l = load();
   if (!l.parse) {
@@ -92,6 +108,7 @@ std::unique_ptr<Module> parse(const std::string& path, std::string source, std::
   req.path = path;
   req.source = std::move(source);
   req.buildDir = settings().buildDir;
+  req.projectRoot = projectRootFor(path);
   ParseResult res;
   l.parse(req, res);
   if (mode) *mode = res.mode;

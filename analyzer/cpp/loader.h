@@ -12,6 +12,11 @@ namespace oomlint::cpp {
 /// Settings every C++ parse uses; set once from the command line before checking starts.
 struct Settings {
   std::string buildDir;  // `-p DIR`: where compile_commands.json is; empty = search parent folders
+  /// `--project-root`: headers below it are the project's own. Empty = the nearest folder above
+  /// the file with pyproject.toml, setup.cfg, setup.py or .git; else the outermost folder above
+  /// it with a CMakeLists.txt; else the file's own folder.
+  std::string projectRoot;
+  bool alone = false;    // `--no-project`: the file alone, without what its project's headers define
 };
 void configure(Settings settings);
 

@@ -4,12 +4,16 @@
 #include <clang/AST/DeclTemplate.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/StmtCXX.h>
+#include <clang/AST/TypeLoc.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Lex/Lexer.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 
 #include <algorithm>
 #include <array>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace oomlint::cpp {
@@ -66,7 +70,8 @@ namespace {
 
 class Lowerer {
  public:
-  Lowerer(ASTContext& ctx, Module& m) : ctx_(ctx), sm_(ctx.getSourceManager()), m_(m) {}
+  Lowerer(ASTContext& ctx, Module& m, std::string projectRoot)
+      : ctx_(ctx), sm_(ctx.getSourceManager()), m_(m), projectRoot_(std::move(projectRoot)), text_(m.source) {}
 
   void lowerTranslationUnit(const std::vector<const Decl*>& topLevel) {
     Function top;
@@ -78,6 +83,7 @@ class Lowerer {
     size_t start = listBuf_.size();
     for (const Decl* d : topLevel) lowerDecl(d, kNone);
     m_.functions[0].body = pushList(start);
+    lowerProjectHeaders();
     resolveOutOfLineMethods();
   }
 
@@ -85,6 +91,14 @@ class Lowerer {
   ASTContext& ctx_;
   SourceManager& sm_;
   Module& m_;
+  std::string projectRoot_;  // headers below it are the project's own; "" = none are
+  // The file being lowered: the main file, or (external_) a project header whose code the main
+  // file calls. Offsets are into text_; spans add base_ (Module::kExternalBase + where text_
+  // starts in Module::externalText) and have line 0 for a header.
+  bool external_ = false;
+  FileID file_;
+  std::string_view text_;
+  uint32_t base_ = 0;
   std::vector<NodeId> listBuf_;
   uint32_t fn_ = 0;
   int32_t cls_ = -1;
@@ -92,6 +106,22 @@ class Lowerer {
   int depth_ = 0;
   std::unordered_map<const CXXRecordDecl*, int32_t> classOf_;
   std::unordered_map<std::string, uint32_t> interned_;
+
+  // ---------------------------------------------------------------- the project's headers
+  // What the main file's code calls or constructs from the project's own headers is lowered
+  // after it (Module::firstExternalFunction): helpers, meters, trainers and module classes then
+  // have summaries as if they were defined in the file. Library code (LibTorch, the standard
+  // library, system headers) is never lowered: its meaning comes from canonical names.
+  static constexpr size_t kMaxHeaderDecls = 256;
+  struct HeaderDecl {
+    const FunctionDecl* function = nullptr;  // a free function, or a method defined after its class
+    const CXXRecordDecl* record = nullptr;   // a class, with the methods defined in it
+  };
+  std::vector<HeaderDecl> headerQueue_;
+  std::unordered_set<const Decl*> headerQueued_;
+  std::unordered_map<unsigned, bool> projectFile_;        // FileID -> a header below the project root
+  std::unordered_map<unsigned, uint32_t> headerBase_;     // FileID -> span offset of its first byte
+  std::unordered_map<unsigned, std::string_view> headerText_;
 
   struct DepthGuard {
     int& d;
@@ -103,28 +133,36 @@ class Lowerer {
 
   // ---------------------------------------------------------------- positions
 
+  /// Written in the file being lowered (the main file, or the header of external code).
   bool inMainFile(SourceLocation loc) const {
-    return loc.isValid() && sm_.isWrittenInMainFile(sm_.getFileLoc(loc));
+    if (!loc.isValid()) return false;
+    SourceLocation f = sm_.getFileLoc(loc);
+    return external_ ? sm_.getFileID(f) == file_ : sm_.isWrittenInMainFile(f);
   }
 
   uint32_t offsetOf(SourceLocation loc) const {
     SourceLocation f = sm_.getFileLoc(loc);
-    if (!sm_.isWrittenInMainFile(f)) return UINT32_MAX;
+    if (external_ ? sm_.getFileID(f) != file_ : !sm_.isWrittenInMainFile(f)) return UINT32_MAX;
     return sm_.getFileOffset(f);
   }
 
   uint32_t endOffsetOf(SourceLocation loc) const {
-    SourceLocation f = sm_.getFileLoc(loc);
-    if (!sm_.isWrittenInMainFile(f)) return UINT32_MAX;
-    unsigned len = Lexer::MeasureTokenLength(f, sm_, ctx_.getLangOpts());
-    return sm_.getFileOffset(f) + len;
+    uint32_t b = offsetOf(loc);
+    if (b == UINT32_MAX) return b;
+    return b + Lexer::MeasureTokenLength(sm_.getFileLoc(loc), sm_, ctx_.getLangOpts());
   }
 
+  /// Offsets into text_ (as offsetOf gives them) to a span of the model.
   Span spanFromOffsets(uint32_t b, uint32_t e) const {
     Span s;
-    uint32_t size = static_cast<uint32_t>(m_.source.size());
+    uint32_t size = static_cast<uint32_t>(text_.size());
     if (b == UINT32_MAX || b > size) b = 0;
     if (e == UINT32_MAX || e > size || e < b) e = b;
+    if (external_) {
+      s.begin = base_ + b;
+      s.end = base_ + e;
+      return s;
+    }
     s.begin = b;
     s.end = e;
     s.line = m_.lineOf(b);
@@ -140,24 +178,30 @@ class Lowerer {
   /// statement removes all of it.
   Span statementSpan(SourceRange r) const {
     Span s = spanOf(r);
-    uint32_t i = s.end;
-    while (i < m_.source.size() && (m_.source[i] == ' ' || m_.source[i] == '\t')) ++i;
-    if (i < m_.source.size() && m_.source[i] == ';' && s.end > s.begin) return spanFromOffsets(s.begin, i + 1);
+    uint32_t b = s.begin - (external_ ? base_ : 0), i = s.end - (external_ ? base_ : 0);
+    while (i < text_.size() && (text_[i] == ' ' || text_[i] == '\t')) ++i;
+    if (i < text_.size() && text_[i] == ';' && s.end > s.begin) return spanFromOffsets(b, i + 1);
     return s;
   }
 
-  /// The identifier spelled at `loc`, as a view into the source when it is there.
+  /// The text a span covers, as a view into the file's text (the model's own or a header's).
+  std::string_view spanText(const Span& sp) const {
+    uint32_t b = sp.begin - (external_ ? base_ : 0), e = sp.end - (external_ ? base_ : 0);
+    if (e <= b || e > text_.size()) return {};
+    return text_.substr(b, e - b);
+  }
+
   NodeId literal(ExprKind kind, const clang::Expr* e) {
     NodeId id = newExpr(kind, spanOf(e->getSourceRange()));
-    const Span& sp = m_.exprs[id].span;
-    if (sp.end > sp.begin && sp.end <= m_.source.size()) m_.exprs[id].text = std::string_view(m_.source).substr(sp.begin, sp.end - sp.begin);
+    m_.exprs[id].text = spanText(m_.exprs[id].span);
     return id;
   }
 
+  /// The identifier spelled at `loc`, as a view into the source when it is there.
   std::string_view identifierAt(SourceLocation loc, const std::string& name) {
     uint32_t b = offsetOf(loc);
-    if (b != UINT32_MAX && b + name.size() <= m_.source.size() && m_.source.compare(b, name.size(), name) == 0)
-      return std::string_view(m_.source).substr(b, name.size());
+    if (b != UINT32_MAX && b + name.size() <= text_.size() && text_.compare(b, name.size(), name) == 0)
+      return text_.substr(b, name.size());
     return m_.own(name);
   }
 
@@ -166,6 +210,115 @@ class Lowerer {
     auto [it, inserted] = interned_.try_emplace(name, static_cast<uint32_t>(m_.names.size()));
     if (inserted) m_.names.push_back(name);
     return it->second;
+  }
+
+  /// A file of the project's own (below the project root, not a system header), not the main file.
+  bool inProjectHeader(SourceLocation loc) {
+    if (projectRoot_.empty() || loc.isInvalid()) return false;
+    SourceLocation f = sm_.getFileLoc(loc);
+    if (sm_.isWrittenInMainFile(f) || sm_.isInSystemHeader(f)) return false;
+    FileID fid = sm_.getFileID(f);
+    auto [it, fresh] = projectFile_.try_emplace(fid.getHashValue(), false);
+    if (!fresh) return it->second;
+    const FileEntry* entry = sm_.getFileEntryForID(fid);
+    if (!entry) return false;
+    llvm::SmallString<256> path(entry->getName());
+    if (llvm::sys::fs::make_absolute(path)) return false;
+    llvm::sys::path::remove_dots(path, true);
+    llvm::StringRef p = path.str();
+    it->second = p.size() > projectRoot_.size() && p.startswith(projectRoot_) && p[projectRoot_.size()] == '/';
+    return it->second;
+  }
+
+  static bool isLibraryDecl(const NamedDecl* d) {
+    std::string q = d->getQualifiedNameAsString();
+    return !canonicalName(q).empty() || startsWith(q, "std::") || startsWith(q, "__");
+  }
+
+  void queueHeaderDecl(HeaderDecl h) {
+    const Decl* d = h.function ? static_cast<const Decl*>(h.function) : h.record;
+    if (headerQueue_.size() >= kMaxHeaderDecls || !headerQueued_.insert(d).second) return;
+    headerQueue_.push_back(h);
+  }
+
+  /// A function the code calls: lowered when the project's headers define it.
+  void noteCallee(const FunctionDecl* fd) {
+    if (!fd || projectRoot_.empty()) return;
+    if (const FunctionDecl* pattern = fd->getTemplateInstantiationPattern()) fd = pattern;
+    const FunctionDecl* def = nullptr;
+    if (!fd->hasBody(def) || !def || !inProjectHeader(def->getLocation()) || isLibraryDecl(def)) return;
+    if (const auto* method = dyn_cast<CXXMethodDecl>(def)) {
+      noteRecord(method->getParent());
+      if (method->isOutOfLine()) queueHeaderDecl({def, nullptr});
+      return;
+    }
+    queueHeaderDecl({def, nullptr});
+  }
+
+  /// A class the code constructs, derives from or calls a method of.
+  void noteRecord(const CXXRecordDecl* r) {
+    if (!r || projectRoot_.empty()) return;
+    if (const auto* spec = dyn_cast<ClassTemplateSpecializationDecl>(r))
+      if (const ClassTemplateDecl* t = spec->getSpecializedTemplate()) r = t->getTemplatedDecl();
+    r = r->getDefinition();
+    if (!r || r->isLambda() || classOf_.count(r->getCanonicalDecl()) || !inProjectHeader(r->getLocation()) || isLibraryDecl(r)) return;
+    queueHeaderDecl({nullptr, r});
+  }
+
+  /// Makes the header holding `loc` the file being lowered. False when its text cannot be had.
+  bool enterHeader(SourceLocation loc) {
+    FileID fid = sm_.getFileID(sm_.getFileLoc(loc));
+    auto known = headerBase_.find(fid.getHashValue());
+    if (known == headerBase_.end()) {
+      bool invalid = false;
+      llvm::StringRef data = sm_.getBufferData(fid, &invalid);
+      if (invalid) return false;
+      uint32_t base = Module::kExternalBase;
+      if (!m_.externalTexts.empty()) base = m_.externalTexts.back().base + static_cast<uint32_t>(m_.externalTexts.back().text.size()) + 1;
+      if (static_cast<uint64_t>(base) + data.size() >= UINT32_MAX) return false;
+      std::string_view text = m_.own(data.str());
+      m_.externalTexts.push_back({base, text});
+      if (const FileEntry* entry = sm_.getFileEntryForID(fid)) {
+        llvm::SmallString<256> path(entry->getName());
+        llvm::sys::fs::make_absolute(path);
+        llvm::sys::path::remove_dots(path, true);
+        m_.headerDependencies.push_back(path.str().str());
+      }
+      known = headerBase_.emplace(fid.getHashValue(), base).first;
+      headerText_[fid.getHashValue()] = text;
+    }
+    external_ = true;
+    file_ = fid;
+    base_ = known->second;
+    text_ = headerText_[fid.getHashValue()];
+    return true;
+  }
+
+  /// Lowers what the main file's code uses from the project's headers, and what that uses.
+  void lowerProjectHeaders() {
+    if (headerQueue_.empty()) return;
+    m_.firstExternalFunction = static_cast<uint32_t>(m_.functions.size());
+    m_.firstExternalStmt = static_cast<NodeId>(m_.stmts.size());
+    // One free function per name: the file's own wins, then the first called (the model resolves
+    // calls by name, so an overload or a namesake in another namespace would be confused with it).
+    std::unordered_set<std::string_view> freeNames;
+    for (const Function& f : m_.functions)
+      if (f.cls < 0 && f.parent == 0) freeNames.insert(f.name);
+    for (size_t i = 0; i < headerQueue_.size(); ++i) {  // grows as header code calls more of it
+      HeaderDecl h = headerQueue_[i];
+      if (h.function && !isa<CXXMethodDecl>(h.function) && !freeNames.insert(m_.own(h.function->getNameAsString())).second) continue;
+      if (!enterHeader(h.function ? h.function->getLocation() : h.record->getLocation())) continue;
+      fn_ = 0;
+      cls_ = -1;
+      stmt_ = kNone;
+      size_t start = listBuf_.size();
+      if (h.function) lowerFunction(h.function, kNone);
+      else lowerRecord(h.record, kNone);
+      pushList(start);  // a header's definitions are no statements of this file's top level
+    }
+    external_ = false;
+    text_ = m_.source;
+    base_ = 0;
   }
 
   // ---------------------------------------------------------------- model building
@@ -390,6 +543,20 @@ class Lowerer {
     }
   }
 
+  /// Where a base specifier spells the base's own name: `Base` in `public ns::Base`, `Base` in
+  /// `Base<T>`. Invalid when the type is not written as a name.
+  static SourceLocation baseNameLoc(const CXXBaseSpecifier& b) {
+    const TypeSourceInfo* info = b.getTypeSourceInfo();
+    if (!info) return {};
+    TypeLoc tl = info->getTypeLoc();
+    if (auto e = tl.getAs<ElaboratedTypeLoc>()) tl = e.getNamedTypeLoc();
+    if (auto t = tl.getAs<TemplateSpecializationTypeLoc>()) return t.getTemplateNameLoc();
+    if (auto t = tl.getAs<RecordTypeLoc>()) return t.getNameLoc();
+    if (auto t = tl.getAs<TypedefTypeLoc>()) return t.getNameLoc();
+    if (auto t = tl.getAs<InjectedClassNameTypeLoc>()) return t.getNameLoc();
+    return {};
+  }
+
   void lowerRecord(const CXXRecordDecl* r, NodeId parent) {
     if (!r->isThisDeclarationADefinition() || r->isLambda()) return;
     NodeId id = newStmt(StmtKind::ClassDef, spanOf(r->getSourceRange()), parent);
@@ -406,11 +573,17 @@ class Lowerer {
     size_t ls = listBuf_.size();
     inStmt(id, [&] {
       for (const CXXBaseSpecifier& b : r->bases()) {
-        NodeId base = newExpr(ExprKind::Name, spanOf(b.getSourceRange()));
+        // The base's span is its name as written (`Base` of `public ns::Base`), which facts match
+        // against the classes of the model.
+        SourceLocation nameLoc = baseNameLoc(b);
+        NodeId base = newExpr(ExprKind::Name, nameLoc.isValid() ? spanFromOffsets(offsetOf(nameLoc), endOffsetOf(nameLoc))
+                                                                : spanOf(b.getSourceRange()));
         const CXXRecordDecl* br = recordOf(b.getType());
+        noteRecord(br);
         std::string canon = br ? canonicalName(br->getQualifiedNameAsString()) : std::string();
         if (canon.empty() && br && isModuleRecord(br)) canon = "torch.nn.Module";
-        m_.exprs[base].text = br ? identifierAt(b.getBaseTypeLoc(), br->getNameAsString()) : m_.textOf(m_.exprs[base].span);
+        m_.exprs[base].text = br ? identifierAt(nameLoc.isValid() ? nameLoc : b.getBaseTypeLoc(), br->getNameAsString())
+                                 : m_.textOf(m_.exprs[base].span);
         m_.exprs[base].canonical = intern(canon);
         listBuf_.push_back(base);
       }
@@ -426,6 +599,14 @@ class Lowerer {
       else if (const auto* ft = dyn_cast<FunctionTemplateDecl>(d)) lowerFunction(ft->getTemplatedDecl(), id);
       else if (const auto* nested = dyn_cast<CXXRecordDecl>(d)) lowerRecord(nested, id);
     }
+    // A header class's methods defined after it, in a header: lowered with the class.
+    if (external_)
+      for (const CXXMethodDecl* method : r->methods()) {
+        const FunctionDecl* def = nullptr;
+        if (!method->isImplicit() && !method->doesThisDeclarationHaveABody() && method->hasBody(def) && def &&
+            inProjectHeader(def->getLocation()))
+          queueHeaderDecl({def, nullptr});
+      }
     m_.classes[static_cast<size_t>(index)].body = pushList(start);
     cls_ = savedCls;
     finishStmt(id);
@@ -1072,6 +1253,7 @@ class Lowerer {
       return lowerExpr(mc->getArg(1));
     // A conversion operator call (`static_cast<bool>(x)` lowered implicitly) has no source form.
     if (method && isa<CXXConversionDecl>(method)) return lowerExpr(mc->getImplicitObjectArgument());
+    noteCallee(method);
     NodeId fn = callee ? lowerMember(callee) : lowerExpr(mc->getCallee());
     LoweredArgs args = lowerCallArgs(method, mc->getArgs(), mc->getNumArgs(), 0);
     NodeId id = newExpr(ExprKind::Call, spanOf(mc->getSourceRange()));
@@ -1178,6 +1360,7 @@ class Lowerer {
       m_.exprs[id].rhs = index;
       return id;
     }
+    noteCallee(fd);
     NodeId callee = lowerExpr(ce->getCallee());
     LoweredArgs args = lowerCallArgs(fd, ce->getArgs(), ce->getNumArgs(), 0);
     NodeId id = newExpr(ExprKind::Call, spanOf(ce->getSourceRange()));
@@ -1225,6 +1408,7 @@ class Lowerer {
       return id;
     }
     const CXXRecordDecl* r = recordOf(type);
+    noteRecord(r);
     Span calleeSpan = spanOf(range);
     NodeId callee = newExpr(ExprKind::Name, calleeSpan);
     m_.exprs[callee].text = r ? m_.own(r->getNameAsString()) : std::string_view("<type>");
@@ -1298,8 +1482,8 @@ class Lowerer {
 
 }  // namespace
 
-void lowerTranslationUnit(ASTContext& ctx, const std::vector<const Decl*>& topLevel, Module& m) {
-  Lowerer lowerer(ctx, m);
+void lowerTranslationUnit(ASTContext& ctx, const std::vector<const Decl*>& topLevel, Module& m, const std::string& projectRoot) {
+  Lowerer lowerer(ctx, m, projectRoot);
   lowerer.lowerTranslationUnit(topLevel);
 }
 

@@ -16,6 +16,9 @@ struct ParseRequest {
   std::string source;    // the document's text (may differ from disk: editor buffers, stdin)
   std::string buildDir;  // `-p`: a folder holding compile_commands.json; empty = search parents
   std::string cacheDir;  // where precompiled preambles are kept; empty = do not cache
+  /// Headers below this folder are the project's own: what the file calls from them is lowered
+  /// too, for its summaries. Empty = the file alone.
+  std::string projectRoot;
 };
 
 struct ParseResult {

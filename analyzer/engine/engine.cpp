@@ -94,16 +94,28 @@ std::vector<Finding> runRules(const Module& m, const CheckOptions& opts) {
   if (opts.onFacts) opts.onFacts(m, &facts);
   if (active.empty()) return out;
   Context ctx(m, facts, out);
-  for (uint32_t fn = 0; fn < m.functions.size(); ++fn)
+  // A C++ file's header code is there for its summaries; findings belong to the header's own check.
+  uint32_t functions = std::min<uint32_t>(static_cast<uint32_t>(m.functions.size()), m.firstExternalFunction);
+  NodeId stmts = std::min<NodeId>(static_cast<NodeId>(m.stmts.size()), m.firstExternalStmt);
+  for (uint32_t fn = 0; fn < functions; ++fn)
     for (const Rule* r : active) r->onFunction(ctx, fn);
-  for (NodeId s = 0; s < m.stmts.size(); ++s) {
+  for (NodeId s = 0; s < stmts; ++s) {
     for (const Rule* r : active) r->onStatement(ctx, s);
     for (NodeId call : facts.callsOf(s))
       for (const Rule* r : active) r->onCall(ctx, call);
   }
+  out.erase(std::remove_if(out.begin(), out.end(), [](const Finding& f) { return f.span.line == 0 || Module::isExternal(f.span); }),
+            out.end());
   for (Finding& f : out) {
     const Rule* r = findRule(f.code);
     if (r) f.severity = selection.severityOf(f.code, r->info().severity);
+    // A fix that would edit a header's code cannot be applied to this file: offer none.
+    bool editsElsewhere = false;
+    for (const Edit& e : f.fix.edits) editsElsewhere |= e.begin > m.source.size() || e.end > m.source.size();
+    if (editsElsewhere) {
+      f.hasFix = false;
+      f.fix = Fix{};
+    }
   }
   return out;
 }
@@ -242,6 +254,7 @@ FileResult checkSource(const std::string& path, std::string source, const CheckO
   }
   result.findings = analyzeModule(*doc.module, opts);
   result.source = std::move(doc.module->source);
+  result.dependencies = std::move(doc.module->headerDependencies);
   return result;
 }
 

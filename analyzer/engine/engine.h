@@ -33,6 +33,9 @@ struct FileResult {
   /// For a notebook: its cells. `source` is then the module the cells make, and findings'
   /// spans are in it; reports map them to cells (and to lines of the notebook's JSON).
   std::shared_ptr<const Notebook> notebook;
+  /// Other files the findings were made from (a C++ file's project headers whose code was
+  /// analysed with it): the results cache keeps them valid only while these are unchanged.
+  std::vector<std::string> dependencies;
 };
 
 /// True for the C++ / CUDA extensions the (future) Clang front end reads.

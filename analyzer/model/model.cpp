@@ -24,6 +24,16 @@ std::string_view Module::lineText(uint32_t line) const {
   return t;
 }
 
+std::string_view Module::externalTextOf(const Span& s) const {
+  auto it = std::upper_bound(externalTexts.begin(), externalTexts.end(), s.begin,
+                             [](uint32_t pos, const ExternalText& t) { return pos < t.base; });
+  if (it == externalTexts.begin()) return {};
+  const ExternalText& t = *--it;
+  uint32_t b = s.begin - t.base;
+  if (b > t.text.size()) return {};
+  return t.text.substr(b, s.end - s.begin);
+}
+
 uint32_t Module::lineOf(uint32_t offset) const {
   auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset);
   return static_cast<uint32_t>(it - lineStarts.begin());

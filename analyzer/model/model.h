@@ -185,12 +185,33 @@ struct Module {
   bool truncatedDepth = false;    // nesting beyond the lowering limit was left opaque
   std::vector<SyntaxIssue> syntaxIssues;
 
+  /// C++: code of the project's own headers that this file's code calls (helpers, meter and
+  /// trainer classes), lowered after the file's own so its functions get summaries as a helper
+  /// of the same file would. Rules never run on it: its functions and statements are those from
+  /// `firstExternalFunction` and `firstExternalStmt` on. Its spans have line 0 and offsets from
+  /// kExternalBase into `externalTexts` (the headers' text), so they order and nest as in their
+  /// header, name their text through textOf, and can never be mistaken for a place in `source`.
+  static constexpr uint32_t kExternalBase = 0x80000000u;
+  struct ExternalText {
+    uint32_t base = 0;      // the span offset of the header's first byte
+    std::string_view text;  // the header's text, kept in ownedText
+  };
+  std::vector<ExternalText> externalTexts;  // ascending bases
+  uint32_t firstExternalFunction = UINT32_MAX;
+  NodeId firstExternalStmt = kNone;
+  /// Absolute paths of the headers `externalText` was taken from: a change to one of them
+  /// changes this file's findings (the results cache checks them).
+  std::vector<std::string> headerDependencies;
+  static bool isExternal(const Span& s) { return s.begin >= kExternalBase; }
+
   // Accessors that keep call sites short. An absent node (kNone) reads as an empty expression,
   // so a query on a missing argument answers "nothing" instead of reading out of bounds.
   const Expr& expr(NodeId id) const { return id < exprs.size() ? exprs[id] : emptyExpr(); }
   const Stmt& stmt(NodeId id) const { return stmts[id]; }
   std::string_view textOf(const Span& s) const {
-    if (s.begin > source.size() || s.end < s.begin) return {};
+    if (s.end < s.begin) return {};
+    if (isExternal(s)) return externalTextOf(s);
+    if (s.begin > source.size()) return {};
     return std::string_view(source).substr(s.begin, s.end - s.begin);
   }
   std::string_view textOf(NodeId e) const { return e < exprs.size() ? textOf(exprs[e].span) : std::string_view{}; }
@@ -204,6 +225,7 @@ struct Module {
   const NodeId* listBegin(List l) const { return lists.data() + l.first; }
   const NodeId* listEnd(List l) const { return lists.data() + l.first + l.count; }
   std::string_view lineText(uint32_t line) const;
+  std::string_view externalTextOf(const Span& s) const;
   std::string_view own(std::string s) { return ownedText.emplace_back(std::move(s)); }
   /// Line (1-based) of a byte offset.
   uint32_t lineOf(uint32_t offset) const;
