@@ -31,12 +31,12 @@ struct Result {
 };
 
 /// Runs a shell command in `cwd`, capturing stdout and stderr through files.
-Result run(const std::string& args, const fs::path& cwd, const std::string& stdinText = "") {
+Result run(const std::string& args, const fs::path& cwd, const std::string& stdinText = "", const std::string& env = "") {
   static int counter = 0;
   fs::path base = fs::temp_directory_path() / ("oomlint_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   std::string in = base.string() + ".in", out = base.string() + ".out", err = base.string() + ".err";
   spit(in, stdinText);
-  std::string cmd = "cd '" + cwd.string() + "' && " + std::string(OOMLINT_BINARY) + " " + args + " <'" + in + "' >'" + out +
+  std::string cmd = "cd '" + cwd.string() + "' && " + env + std::string(OOMLINT_BINARY) + " " + args + " <'" + in + "' >'" + out +
                     "' 2>'" + err + "'";
   int status = std::system(cmd.c_str());
   Result r;
@@ -250,6 +250,67 @@ TEST_F(Cli, BadConfigIsAClearErrorWithExitTwo) {
   EXPECT_NE(std::string::npos, u.err.find("unknown option `selec`")) << u.err;
   spit(dir / "oomlint.toml", "select = [\"OOM9999\"]\n");
   EXPECT_EQ(2, run("check a.py", dir).rc);
+}
+
+TEST_F(Cli, ConfigExtendsABaseAndNamesItsMistakes) {
+  // `extend`: the base's settings, then this file's: `ignore` replaces, `extend-*` adds.
+  spit(dir / "shared" / "base.toml", "ignore = [\"OOM101\"]\n[severity]\nOOM102 = \"info\"\n");
+  spit(dir / "proj" / "oomlint.toml", "extend = \"../shared/base.toml\"\nextend-ignore = [\"OOM201\"]\n");
+  spit(dir / "proj" / "a.py", kLeaky);
+  EXPECT_EQ(0, run("check a.py", dir / "proj").rc) << "OOM101 ignored by the base";
+  Result shown = run("check --show-settings a.py", dir / "proj");
+  EXPECT_EQ(std::string::npos, shown.out.find("OOM101 ")) << shown.out;
+  EXPECT_EQ(std::string::npos, shown.out.find("OOM201 ")) << shown.out;
+  EXPECT_NE(std::string::npos, shown.out.find("OOM102 stored-tensor-with-graph (info)")) << shown.out;
+  spit(dir / "proj" / "oomlint.toml", "extend = \"../shared/base.toml\"\nignore = []\n");
+  EXPECT_EQ(1, run("check a.py", dir / "proj").rc) << "this file's `ignore` replaces the base's";
+  // A cycle, a missing base, and a misspelt key are clear errors with the line.
+  spit(dir / "shared" / "base.toml", "extend = \"../proj/oomlint.toml\"\n");
+  spit(dir / "proj" / "oomlint.toml", "extend = \"../shared/base.toml\"\n");
+  Result cycle = run("check a.py", dir / "proj");
+  EXPECT_EQ(2, cycle.rc);
+  EXPECT_NE(std::string::npos, cycle.err.find("makes a cycle")) << cycle.err;
+  spit(dir / "proj" / "oomlint.toml", "extend = \"../nowhere.toml\"\n");
+  EXPECT_NE(std::string::npos, run("check a.py", dir / "proj").err.find("nowhere.toml not found"));
+  spit(dir / "proj" / "oomlint.toml", "select = [\"OOM1\"]\n\nextend-selct = [\"OOM2\"]\n");
+  Result typo = run("check a.py", dir / "proj");
+  EXPECT_EQ(2, typo.rc);
+  EXPECT_NE(std::string::npos, typo.err.find("oomlint.toml:3: unknown option `extend-selct` (did you mean `extend-select`?)")) << typo.err;
+  spit(dir / "proj" / "oomlint.toml", "colour = true\n");
+  Result far = run("check a.py", dir / "proj");
+  EXPECT_NE(std::string::npos, far.err.find("unknown option `colour`")) << far.err;
+  EXPECT_EQ(std::string::npos, far.err.find("did you mean")) << "nothing close: no guess";
+}
+
+TEST_F(Cli, ConfigSetsOutputFormatFixAndUnsafeFixesUnlessTheCommandLineDoes) {
+  spit(dir / "oomlint.toml", "output-format = \"concise\"\n");
+  spit(dir / "a.py", kLeaky);
+  Result concise = run("check a.py", dir);
+  EXPECT_NE(std::string::npos, concise.out.find("a.py:10:9: OOM101 ")) << concise.out;
+  EXPECT_EQ(std::string::npos, concise.out.find(" | ")) << "no source excerpt in the concise format";
+  Result json = run("check --output-format json a.py", dir);
+  EXPECT_EQ('[', json.out[0]) << json.out;
+  spit(dir / "oomlint.toml", "fix = true\nunsafe-fixes = true\n");
+  EXPECT_EQ(1, run("check --no-fix a.py", dir).rc);
+  EXPECT_EQ(std::string::npos, slurp(dir / "a.py").find("loss.item()")) << "--no-fix wins over the file";
+  run("check --no-unsafe-fixes a.py", dir);
+  EXPECT_EQ(std::string::npos, slurp(dir / "a.py").find("loss.item()")) << "OOM101's fix is unsafe: not applied";
+  run("check a.py", dir);
+  EXPECT_NE(std::string::npos, slurp(dir / "a.py").find("total += loss.item()")) << "fix and unsafe-fixes from the file";
+  spit(dir / "oomlint.toml", "fix = \"yes\"\n");
+  Result bad = run("check a.py", dir);
+  EXPECT_EQ(2, bad.rc);
+  EXPECT_NE(std::string::npos, bad.err.find("oomlint.toml:1: `fix` must be true or false")) << bad.err;
+}
+
+TEST_F(Cli, UserConfigAppliesWhereNoProjectFileDoes) {
+  fs::path home = dir / "xdg";
+  spit(home / "oomlint" / "oomlint.toml", "ignore = [\"OOM101\"]\n");
+  spit(dir / "work" / "a.py", kLeaky);
+  std::string env = "XDG_CONFIG_HOME='" + home.string() + "' ";
+  EXPECT_EQ(0, run("check a.py", dir / "work", "", env).rc);
+  spit(dir / "work" / "oomlint.toml", "select = [\"OOM1\"]\n");
+  EXPECT_EQ(1, run("check a.py", dir / "work", "", env).rc) << "a project file wins";
 }
 
 TEST_F(Cli, WalkSkipsHiddenVenvBuildAndGitignored) {

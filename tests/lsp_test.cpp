@@ -16,6 +16,7 @@
 
 #include "engine/engine.h"
 #include "test_util.h"
+#include "version.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -579,4 +580,167 @@ TEST(Lsp, EditingAModuleRepublishesTheOpenModulesThatDependOnIt) {
   ASSERT_TRUE(closed.is_array());
   EXPECT_EQ(codes(closed), std::multiset<std::string>{"OOM201"});
   fs::remove_all(dir);
+}
+
+namespace {
+
+/// A client that declares `workspace/configuration` and watcher registration, with `init` as
+/// its initializationOptions.
+void initializeWith(LspClient& c, const json& init, const json& caps = json::object()) {
+  c.request(1, "initialize", {{"processId", nullptr}, {"rootUri", nullptr}, {"capabilities", caps}, {"initializationOptions", init}});
+  ASSERT_TRUE(c.response(1).contains("result"));
+  c.notify("initialized", json::object());
+}
+
+/// The titles of the code actions offered for a document's first diagnostic.
+std::vector<std::string> actionTitles(LspClient& c, int id, const std::string& uri, const json& diags, const json& only = nullptr) {
+  json context = {{"diagnostics", diags}};
+  if (!only.is_null()) context["only"] = only;
+  json range = diags.empty() ? json{{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}} : diags[0]["range"];
+  c.request(id, "textDocument/codeAction", {{"textDocument", {{"uri", uri}}}, {"range", range}, {"context", context}});
+  std::vector<std::string> out;
+  json resp = c.response(id);
+  EXPECT_TRUE(resp.contains("result")) << resp.dump();
+  for (const json& a : resp["result"]) out.push_back(a["title"]);
+  return out;
+}
+
+/// The next request the server sends the client with `method`.
+json serverRequest(LspClient& c, const std::string& method) {
+  for (int i = 0; i < 100; ++i) {
+    json m = c.next();
+    if (m.is_null()) return m;
+    if (m.value("method", "") == method && m.contains("id")) return m;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(Lsp, EditorSettingsChooseRulesFixesAndSyntaxErrors) {
+  LspClient c;
+  initializeWith(c, {{"settings", {{"ignore", {"OOM101"}}}}});
+  std::string uri = "file:///tmp/oomlint_lsp_settings.py";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", kLeaky}}}});
+  EXPECT_EQ(0u, c.diagnosticsFor(uri).size()) << "initializationOptions ignore OOM101";
+  // Pushed settings, under "oomlint": the rule is back, and its unsafe fix is not offered.
+  c.notify("workspace/didChangeConfiguration", {{"settings", {{"oomlint", {{"ignore", nullptr}, {"unsafeFixes", false}}}}}});
+  json diags = c.diagnosticsFor(uri);
+  ASSERT_EQ(1u, diags.size());
+  EXPECT_EQ(std::vector<std::string>{"Suppress OOM101 with `# noqa: OOM101`"}, actionTitles(c, 2, uri, diags));
+  c.notify("workspace/didChangeConfiguration", {{"settings", {{"unsafeFixes", true}}}});
+  diags = c.diagnosticsFor(uri);
+  EXPECT_EQ(2u, actionTitles(c, 3, uri, diags).size()) << "the unsafe fix is offered again";
+  // Fix-all off: no source action, though a safe fix exists.
+  std::string evalUri = "file:///tmp/oomlint_lsp_settings_eval.py";
+  std::string eval = "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        y = model(x)\n";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", evalUri}, {"languageId", "python"}, {"version", 1}, {"text", eval}}}});
+  json evalDiags = c.diagnosticsFor(evalUri);
+  ASSERT_EQ(1u, evalDiags.size());
+  EXPECT_EQ(1u, actionTitles(c, 4, evalUri, evalDiags, {"source.fixAll"}).size());
+  c.notify("workspace/didChangeConfiguration", {{"settings", {{"fixAll", false}}}});
+  evalDiags = c.diagnosticsFor(evalUri);
+  EXPECT_TRUE(actionTitles(c, 5, evalUri, evalDiags, {"source.fixAll"}).empty());
+  // Syntax errors shown, then not.
+  std::string brokenUri = "file:///tmp/oomlint_lsp_settings_broken.py";
+  std::string broken = "import torch\n\ndef f(:\n    pass\n";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", brokenUri}, {"languageId", "python"}, {"version", 1}, {"text", broken}}}});
+  json brokenDiags = c.diagnosticsFor(brokenUri);
+  ASSERT_EQ(1u, brokenDiags.size());
+  EXPECT_EQ("OOM000", brokenDiags[0]["code"]);
+  c.notify("workspace/didChangeConfiguration", {{"settings", {{"showSyntaxErrors", false}}}});
+  EXPECT_EQ(0u, c.diagnosticsFor(brokenUri).size());
+  // A setting of the wrong type is said, and changes nothing.
+  c.notify("workspace/didChangeConfiguration", {{"settings", {{"select", "OOM101"}}}});
+  bool warned = false;
+  for (int i = 0; i < 10 && !warned; ++i) {
+    json m = c.next();
+    if (m.is_null()) break;
+    warned = m.value("method", "") == "window/showMessage" && m["params"]["message"].get<std::string>().find("`select`") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
+TEST(Lsp, ConfigurationFilesAndTheEditorTakeTurnsAsPreferred) {
+  fs::path dir = fs::temp_directory_path() / ("oomlint_lsp_pref_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  { std::ofstream(dir / "train.py") << kLeaky; }
+  { std::ofstream(dir / "pyproject.toml") << "[tool.oomlint]\nignore = [\"OOM101\"]\n"; }
+  std::string uri = "file://" + (dir / "train.py").string();
+  struct Case {
+    json settings;
+    size_t diagnostics;
+  } cases[] = {
+      {json::object(), 0},                                                              // the file's ignore
+      {{{"select", {"OOM1"}}}, 1},                                                      // editorFirst: select starts afresh
+      {{{"select", {"OOM1"}}, {"configurationPreference", "filesystemFirst"}}, 0},      // the file wins
+      {{{"configurationPreference", "editorOnly"}}, 1},                                 // the file is not read
+  };
+  for (const Case& k : cases) {
+    LspClient c;
+    initializeWith(c, k.settings);
+    c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", kLeaky}}}});
+    EXPECT_EQ(k.diagnostics, c.diagnosticsFor(uri).size()) << k.settings.dump();
+  }
+  // `configuration`: one file for every document, wherever it lies.
+  { std::ofstream(dir / "team.toml") << "ignore = [\"OOM1\"]\n"; }
+  LspClient c;
+  initializeWith(c, {{"configuration", (dir / "team.toml").string()}});
+  std::string other = "file:///tmp/oomlint_lsp_pref_elsewhere.py";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", other}, {"languageId", "python"}, {"version", 1}, {"text", kLeaky}}}});
+  EXPECT_EQ(0u, c.diagnosticsFor(other).size());
+  fs::remove_all(dir);
+}
+
+TEST(Lsp, SettingsAreAskedForWatchersRegisteredAndCommandsRun) {
+  json caps = {{"workspace", {{"configuration", true}, {"didChangeWatchedFiles", {{"dynamicRegistration", true}}}}}};
+  LspClient c;
+  initializeWith(c, json::object(), caps);
+  json reg = serverRequest(c, "client/registerCapability");
+  ASSERT_FALSE(reg.is_null());
+  std::string globs = reg["params"]["registrations"][0]["registerOptions"]["watchers"].dump();
+  EXPECT_NE(std::string::npos, globs.find("**/pyproject.toml"));
+  EXPECT_NE(std::string::npos, globs.find("**/oomlint.toml"));
+  json ask = serverRequest(c, "workspace/configuration");
+  ASSERT_FALSE(ask.is_null());
+  EXPECT_EQ("oomlint", ask["params"]["items"][0]["section"]);
+  std::string uri = "file:///tmp/oomlint_lsp_commands.py";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", kLeaky}}}});
+  EXPECT_EQ(1u, c.diagnosticsFor(uri).size());
+  // The answer arrives after the document opened: it is re-checked with it.
+  c.send({{"jsonrpc", "2.0"}, {"id", ask["id"]}, {"result", json::array({{{"ignore", {"OOM101"}}}})}});
+  EXPECT_EQ(0u, c.diagnosticsFor(uri).size());
+  c.send({{"jsonrpc", "2.0"}, {"id", "unrelated"}, {"result", nullptr}});  // answers it did not ask for are ignored
+  c.notify("workspace/didChangeConfiguration", {{"settings", nullptr}});
+  json again = serverRequest(c, "workspace/configuration");
+  ASSERT_FALSE(again.is_null()) << "an empty change notification makes the server ask";
+  EXPECT_EQ(0u, c.diagnosticsFor(uri).size()) << "re-checked with the settings it has until the answer comes";
+  c.send({{"jsonrpc", "2.0"}, {"id", again["id"]}, {"result", json::array({{{"ignore", nullptr}}})}});
+  EXPECT_EQ(1u, c.diagnosticsFor(uri).size());
+
+  // Commands: add noqa and fix all send the document's new text back as workspace/applyEdit.
+  c.request(10, "workspace/executeCommand", {{"command", "oomlint.addNoqa"}, {"arguments", json::array({{{"uri", uri}}})}});
+  json edit = serverRequest(c, "workspace/applyEdit");
+  ASSERT_FALSE(edit.is_null());
+  std::string noqa = edit["params"]["edit"]["changes"][uri][0]["newText"];
+  EXPECT_NE(std::string::npos, noqa.find("total += loss  # noqa: OOM101\n"));
+  EXPECT_TRUE(c.response(10).contains("result"));
+  std::string evalUri = "file:///tmp/oomlint_lsp_commands_eval.py";
+  std::string eval = "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        y = model(x)\n";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", evalUri}, {"languageId", "python"}, {"version", 1}, {"text", eval}}}});
+  c.request(11, "workspace/executeCommand", {{"command", "oomlint.applyAutofix"}, {"arguments", json::array({{{"uri", evalUri}}})}});
+  json fix = serverRequest(c, "workspace/applyEdit");
+  ASSERT_FALSE(fix.is_null());
+  EXPECT_NE(std::string::npos, fix["params"]["edit"]["changes"][evalUri][0]["newText"].get<std::string>().find("with torch.no_grad():"));
+  EXPECT_TRUE(c.response(11).contains("result"));
+  // Debug information: version, settings and each open document's configuration.
+  c.request(12, "workspace/executeCommand", {{"command", "oomlint.printDebugInformation"}});
+  json info = c.response(12);
+  ASSERT_TRUE(info["result"].is_string());
+  std::string text = info["result"];
+  EXPECT_NE(std::string::npos, text.find(std::string("oomlint ") + OOMLINT_VERSION));
+  EXPECT_NE(std::string::npos, text.find("\"fixAll\":true"));
+  EXPECT_NE(std::string::npos, text.find("/tmp/oomlint_lsp_commands.py: configuration"));
+  c.request(13, "workspace/executeCommand", {{"command", "oomlint.noSuchCommand"}});
+  EXPECT_TRUE(c.response(13).contains("error"));
 }

@@ -171,6 +171,48 @@ TEST(Verify, CheckVerifyAttachesMeasuredCostsToFindings) {
   es << err.rdbuf();
   EXPECT_NE(std::string::npos, es.str().find("oomlint-probe not found")) << es.str();
 }
+
+TEST(Verify, CostsThatAreNotMemoryAreNotShownAsBytes) {
+  // OOM303 is a gradient-scale bug and OOM501 costs GPU time: --verify on the CPU says so
+  // instead of printing a byte count that would read as "no cost".
+  std::string dir = ::testing::TempDir() + "oomlint_verify_kinds";
+  ASSERT_EQ(0, std::system(("mkdir -p " + dir).c_str()));
+  {
+    std::ofstream f(dir + "/train.py");
+    f << "import torch\n\n"
+         "def train(model, loader, optimizer, criterion, accum_steps):\n"
+         "    for i, (x, y) in enumerate(loader):\n"
+         "        loss = criterion(model(x), y)\n"
+         "        loss.backward()\n"
+         "        if (i + 1) % accum_steps == 0:\n"
+         "            optimizer.step()\n"
+         "            optimizer.zero_grad()\n"
+         "        torch.cuda.empty_cache()\n";
+  }
+  auto check = [&](const std::string& format) {
+    std::string cmd = std::string(OOMLINT_BINARY) + " check --isolated --verify --verify-device cpu --probe " + OOMLINT_PROBE_BINARY +
+                      " --output-format " + format + " " + dir + "/train.py 2>/dev/null";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    std::string out;
+    std::array<char, 4096> buf{};
+    while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+    ::pclose(p);
+    return out;
+  };
+  json j = json::parse(check("json"));
+  std::map<std::string, json> byCode;
+  for (const json& f : j) byCode[f["code"]] = f["measured"];
+  ASSERT_TRUE(byCode.count("OOM303") && byCode.count("OOM501")) << j.dump();
+  ASSERT_TRUE(byCode["OOM303"].is_object());
+  EXPECT_EQ("correctness", byCode["OOM303"]["cost"]);
+  EXPECT_EQ(0u, byCode["OOM303"]["summary"].get<std::string>().find("not a memory cost")) << byCode["OOM303"]["summary"];
+  ASSERT_TRUE(byCode["OOM501"].is_object());
+  EXPECT_EQ("time", byCode["OOM501"]["cost"]);
+  EXPECT_EQ(0u, byCode["OOM501"]["summary"].get<std::string>().find("not measurable on CPU")) << byCode["OOM501"]["summary"];
+  std::string text = check("full");
+  EXPECT_NE(std::string::npos, text.find("= not a memory cost")) << text;
+  EXPECT_NE(std::string::npos, text.find("= not measurable on CPU")) << text;
+}
 #endif
 
 // ------------------------------------------------------------ SEED-dataloader-pinned-collate

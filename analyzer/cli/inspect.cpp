@@ -36,6 +36,10 @@ int showSettings(std::ostream& os, const std::string& file, ConfigResolver& reso
   os << "Excluded: " << (excluded ? "yes, by `exclude`/`extend-exclude` (a named file is still checked unless --force-exclude)" : "no")
      << "\n";
   os << "Respects .gitignore: " << (cfg->respectGitignore ? "yes" : "no") << "\n";
+  if (cfg->outputFormat) os << "Output format: " << *cfg->outputFormat << "\n";
+  if (cfg->fix) os << "Fix: " << (*cfg->fix ? "yes" : "no") << "\n";
+  if (cfg->unsafeFixes) os << "Unsafe fixes: " << (*cfg->unsafeFixes ? "yes" : "no") << "\n";
+  if (cfg->targetTorch) os << "Target PyTorch: " << *cfg->targetTorch << "\n";
   RuleSelection selection = resolver.selectionFor(*cfg, abs);
   os << "Enabled rules:\n";
   for (const Rule* r : allRules()) {

@@ -51,6 +51,8 @@ struct CheckArgs {
   std::vector<std::string> select, ignore, extendSelect, extendIgnore, extendExclude;
   bool selectGiven = false, ignoreGiven = false, extendSelectGiven = false;
   std::string format = "full";
+  bool formatGiven = false, fixGiven = false, unsafeFixesGiven = false;
+  bool noFix = false, noUnsafeFixes = false;
   std::string outputFile;
   std::string stdinFilename;
   std::string configFile;
@@ -100,8 +102,33 @@ bool useColor(const std::string& mode, bool toStdout) {
   return toStdout && ::isatty(STDOUT_FILENO);
 }
 
-int runCheck(const CheckArgs& a) {
+/// `output-format`, `fix` and `unsafe-fixes` from the configuration of the folder oomlint runs
+/// in (or `--config`), where the command line does not say. False with a message on a bad file.
+bool applyConfigDefaults(CheckArgs& a, const CliOverrides& cli) {
+  try {
+    ConfigResolver resolver(cli);
+    std::shared_ptr<const Config> here = resolver.forDirectory(currentDir());
+    if (!a.formatGiven && here->outputFormat) a.format = *here->outputFormat;
+    if (!a.fixGiven && here->fix) a.fix = *here->fix;
+    if (!a.unsafeFixesGiven && here->unsafeFixes) a.unsafeFixes = *here->unsafeFixes;
+  } catch (const ConfigError& e) {
+    std::cerr << "oomlint: error: " << e.what() << "\n";
+    return false;
+  }
+  if (a.noFix) a.fix = false;
+  if (a.noUnsafeFixes) a.unsafeFixes = false;
+  return true;
+}
+
+int runCheck(const CheckArgs& given) {
+  CheckArgs a = given;
   cpp::configure(cpp::Settings{a.buildPath, a.projectRoot, a.noProject});
+  {
+    CliOverrides where;
+    where.configFile = a.configFile;
+    where.isolated = a.isolated;
+    if (!applyConfigDefaults(a, where)) return 2;
+  }
   report::Format format;
   if (!report::parseFormat(a.format, format)) {
     std::cerr << "oomlint: error: unknown output format `" << a.format << "` (" << report::kFormatNames << ")\n";
@@ -504,6 +531,8 @@ int main(int argc, char** argv) {
   check->add_option("--threads", ca.threads, "Worker threads (default: all cores)");
   check->add_flag("--fix", ca.fix, "Apply safe fixes (and unsafe ones with --unsafe-fixes)");
   check->add_flag("--unsafe-fixes", ca.unsafeFixes, "Also apply fixes that may change behaviour");
+  check->add_flag("--no-fix", ca.noFix, "Do not fix, whatever the configuration's `fix` says");
+  check->add_flag("--no-unsafe-fixes", ca.noUnsafeFixes, "Do not apply unsafe fixes, whatever the configuration says");
   check->add_flag("--diff", ca.diff, "Print the fixes as a unified diff; change nothing");
   check->add_flag("--fix-only", ca.fixOnly, "Apply fixes and report nothing else");
   check->add_flag("--add-noqa", ca.addNoqa, "Add `# noqa: CODE` to every line with a finding");
@@ -550,6 +579,9 @@ int main(int argc, char** argv) {
       ca.selectGiven = check->count("--select") > 0;
       ca.ignoreGiven = check->count("--ignore") > 0;
       ca.extendSelectGiven = check->count("--extend-select") > 0;
+      ca.formatGiven = check->count("--output-format") > 0;
+      ca.fixGiven = check->count("--fix") > 0 || check->count("--no-fix") > 0;
+      ca.unsafeFixesGiven = check->count("--unsafe-fixes") > 0 || check->count("--no-unsafe-fixes") > 0;
       return runCheck(ca);
     }
     if (*server) return lsp::runServer(0, 1);

@@ -50,6 +50,13 @@ std::map<std::string, std::pair<long, std::string>> sizesFromSource(const std::s
   return out;
 }
 
+/// What a rule's cost is when it is not memory, so its measurement is not read as bytes.
+const char* costOf(std::string_view code) {
+  if (code == "OOM303") return "correctness";  // the loss scale: same peak, wrong gradients
+  if (code == "OOM501" || code == "OOM504" || code == "OOM801" || code == "OOM802") return "time";
+  return "memory";
+}
+
 std::string shellQuote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -125,6 +132,7 @@ std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions
         m.device = device;
         m.workload = workload;
         m.note = pr.value("note", "");
+        m.cost = costOf(f.code);
         if (pr.value("available", false) && pr.contains("anti") && pr.contains("fix")) {
           m.present = true;
           m.peakAnti = pr["anti"].value("peak_bytes", int64_t{0});

@@ -4,6 +4,10 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+
 #include "config/glob.h"
 #include "util/path.h"
 
@@ -36,28 +40,93 @@ std::vector<std::string> selectors(const toml::node& n, const std::string& key, 
   return out;
 }
 
-Config parseTable(const toml::table& t, const std::string& file) {
-  Config c;
+constexpr std::array<std::string_view, 14> kKeys = {
+    "select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude", "respect-gitignore",
+    "per-file-ignores", "severity", "extend", "output-format", "fix", "unsafe-fixes", "target-torch"};
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// `file:LINE` of a node, for messages that point at the mistake.
+std::string where(const std::string& file, const toml::source_region& src) {
+  return src.begin.line > 0 ? file + ":" + std::to_string(src.begin.line) : file;
+}
+
+bool boolValue(const toml::node& v, const std::string& key, const std::string& file) {
+  auto b = v.value<bool>();
+  if (!b) throw ConfigError(where(file, v.source()) + ": `" + key + "` must be true or false");
+  return *b;
+}
+
+std::optional<Config> loadWithBase(const std::string& path, bool pyproject, std::vector<std::string>& chain);
+
+/// Applies the keys of `t` (a file's table) onto `c`, which holds its base's settings or nothing.
+void parseTable(Config& c, const toml::table& t, const std::string& file, std::vector<std::string>& chain) {
+  if (const toml::node* ext = t.get("extend")) {
+    auto base = ext->value<std::string>();
+    if (!base) throw ConfigError(where(file, ext->source()) + ": `extend` must be the path of a configuration file");
+    std::string path = base->empty() || (*base)[0] == '/' ? *base : parentDirectory(file) + "/" + *base;
+    if (base->rfind("~/", 0) == 0)
+      if (const char* home = std::getenv("HOME")) path = std::string(home) + base->substr(1);
+    path = absolutePath(path);
+    if (std::find(chain.begin(), chain.end(), path) != chain.end())
+      throw ConfigError(where(file, ext->source()) + ": `extend` makes a cycle through " + path);
+    if (!fileExists(path)) throw ConfigError(where(file, ext->source()) + ": `extend`: " + path + " not found");
+    bool py = path.size() >= 14 && path.compare(path.size() - 14, 14, "pyproject.toml") == 0;
+    std::optional<Config> b = loadWithBase(path, py, chain);
+    if (!b) throw ConfigError(where(file, ext->source()) + ": `extend`: " + path + " has no [tool.oomlint] table");
+    c = std::move(*b);
+  }
   c.file = file;
   c.dir = parentDirectory(file);
+  // `ignore` replaces the base's list and `extend-ignore` adds to it, whichever comes first.
+  std::optional<std::vector<std::string>> ignoreHere;
+  std::vector<std::string> extendIgnoreHere;
   for (const auto& [k, v] : t) {
     std::string key(k.str());
+    if (key == "extend") continue;
     if (key == "select") {
       c.selectors.select = selectors(v, key, file);
       c.selectors.selectGiven = true;
     } else if (key == "extend-select") {
-      c.selectors.extendSelect = selectors(v, key, file);
-    } else if (key == "ignore" || key == "extend-ignore") {
       auto list = selectors(v, key, file);
-      c.selectors.ignore.insert(c.selectors.ignore.end(), list.begin(), list.end());
+      c.selectors.extendSelect.insert(c.selectors.extendSelect.end(), list.begin(), list.end());
+    } else if (key == "ignore") {
+      ignoreHere = selectors(v, key, file);
+    } else if (key == "extend-ignore") {
+      auto list = selectors(v, key, file);
+      extendIgnoreHere.insert(extendIgnoreHere.end(), list.begin(), list.end());
     } else if (key == "exclude") {
       c.exclude = stringList(v, key, file);
     } else if (key == "extend-exclude") {
-      c.extendExclude = stringList(v, key, file);
+      auto list = stringList(v, key, file);
+      c.extendExclude.insert(c.extendExclude.end(), list.begin(), list.end());
     } else if (key == "respect-gitignore") {
-      auto b = v.value<bool>();
-      if (!b) throw ConfigError(file + ": `respect-gitignore` must be true or false");
-      c.respectGitignore = *b;
+      c.respectGitignore = boolValue(v, key, file);
+    } else if (key == "fix") {
+      c.fix = boolValue(v, key, file);
+    } else if (key == "unsafe-fixes") {
+      c.unsafeFixes = boolValue(v, key, file);
+    } else if (key == "output-format") {
+      auto f = v.value<std::string>();
+      if (!f) throw ConfigError(where(file, v.source()) + ": `output-format` must be a string");
+      c.outputFormat = *f;
+    } else if (key == "target-torch") {
+      auto f = v.value<std::string>();
+      if (!f) throw ConfigError(where(file, v.source()) + ": `target-torch` must be a version string such as \"2.1\"");
+      c.targetTorch = *f;
     } else if (key == "per-file-ignores") {
       const toml::table* pt = v.as_table();
       if (!pt) throw ConfigError(file + ": `per-file-ignores` must be a table of pattern = [codes]");
@@ -77,9 +146,44 @@ Config parseTable(const toml::table& t, const std::string& file) {
         c.selectors.severity[cs] = sev;
       }
     } else {
-      throw ConfigError(file + ": unknown option `" + key + "`");
+      std::string message = where(file, k.source()) + ": unknown option `" + key + "`";
+      std::string_view best;
+      size_t bestDistance = 3;
+      for (std::string_view known : kKeys)
+        if (size_t d = editDistance(key, known); d < bestDistance) {
+          best = known;
+          bestDistance = d;
+        }
+      if (!best.empty()) message += " (did you mean `" + std::string(best) + "`?)";
+      throw ConfigError(message);
     }
   }
+  if (ignoreHere) c.selectors.ignore = std::move(*ignoreHere);
+  c.selectors.ignore.insert(c.selectors.ignore.end(), extendIgnoreHere.begin(), extendIgnoreHere.end());
+}
+
+std::optional<Config> loadWithBase(const std::string& path, bool pyproject, std::vector<std::string>& chain) {
+  toml::table doc;
+  try {
+    doc = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    throw ConfigError(path + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
+                      ": invalid TOML: " + std::string(e.description()));
+  }
+  const toml::table* table = &doc;
+  const toml::node* tool = doc.get("tool");
+  const toml::node* ours = tool && tool->as_table() ? tool->as_table()->get("oomlint") : nullptr;
+  // pyproject.toml: the [tool.oomlint] table; oomlint.toml: top-level keys, or that table.
+  if (pyproject && !ours) return std::nullopt;
+  if (ours) {
+    if (!ours->as_table()) throw ConfigError(path + ": `[tool.oomlint]` must be a table");
+    table = ours->as_table();
+  }
+  chain.push_back(absolutePath(path));
+  Config c;
+  parseTable(c, *table, path, chain);
+  chain.pop_back();
   return c;
 }
 
@@ -94,29 +198,14 @@ bool parseSeverity(const std::string& s, Severity& out) {
 }
 
 std::optional<Config> loadConfigFile(const std::string& path, bool pyproject) {
-  toml::table doc;
-  try {
-    doc = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    const auto& src = e.source();
-    throw ConfigError(path + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
-                      ": invalid TOML: " + std::string(e.description()));
-  }
-  if (pyproject) {
-    const toml::node* tool = doc.get("tool");
-    if (!tool || !tool->as_table()) return std::nullopt;
-    const toml::node* ours = tool->as_table()->get("oomlint");
-    if (!ours) return std::nullopt;
-    if (!ours->as_table()) throw ConfigError(path + ": `[tool.oomlint]` must be a table");
-    return parseTable(*ours->as_table(), path);
-  }
-  // oomlint.toml: top-level keys (a `[tool.oomlint]` table is accepted too).
-  if (const toml::node* tool = doc.get("tool"); tool && tool->as_table() && tool->as_table()->get("oomlint")) {
-    const toml::node* ours = tool->as_table()->get("oomlint");
-    if (!ours->as_table()) throw ConfigError(path + ": `[tool.oomlint]` must be a table");
-    return parseTable(*ours->as_table(), path);
-  }
-  return parseTable(doc, path);
+  std::vector<std::string> chain;
+  return loadWithBase(path, pyproject, chain);
+}
+
+std::string userConfigPath() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/oomlint/oomlint.toml";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.config/oomlint/oomlint.toml";
+  return {};
 }
 
 ConfigResolver::ConfigResolver(CliOverrides cli) : cli_(std::move(cli)) {
@@ -171,7 +260,13 @@ std::shared_ptr<const Config> ConfigResolver::forDirectory(const std::string& di
     if (d == "/" || d.empty()) break;
     d = parentDirectory(d);
   }
-  if (!found) found = applyCli(Config{});
+  if (!found) {
+    // No project file: the user's own, as ruff falls back to ~/.config/ruff/ruff.toml.
+    std::string user = userConfigPath();
+    std::optional<Config> c;
+    if (!user.empty() && fileExists(user)) c = loadConfigFile(user, false);
+    found = applyCli(c ? std::move(*c) : Config{});
+  }
   for (const std::string& v : visited) cache_[v] = found;
   return found;
 }

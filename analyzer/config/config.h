@@ -28,10 +28,19 @@ struct Config {
   std::vector<std::string> exclude;
   std::vector<std::string> extendExclude;
   bool respectGitignore = true;
+  /// Command-line defaults (`output-format`, `fix`, `unsafe-fixes`), read from the configuration
+  /// of the folder oomlint runs in; a flag on the command line wins.
+  std::optional<std::string> outputFormat;
+  std::optional<bool> fix, unsafeFixes;
+  /// `target-torch = "2.1"`: the oldest PyTorch the code must run on; no fix or advice uses an
+  /// API newer than it.
+  std::optional<std::string> targetTorch;
 };
 
 /// Parses a config file. `pyproject` selects the `[tool.oomlint]` table; returns nullopt for a
-/// pyproject.toml without one. Throws ConfigError with the file name and reason.
+/// pyproject.toml without one. Throws ConfigError with the file name (and line) and reason.
+/// `extend = "base.toml"` (relative to the file) starts from that file's settings: keys set here
+/// replace the base's, `extend-*` keys and `per-file-ignores` / `severity` entries add to them.
 std::optional<Config> loadConfigFile(const std::string& path, bool pyproject);
 
 /// Overrides from the command line, applied on top of whichever config a file gets.
@@ -60,6 +69,10 @@ class ConfigResolver {
   std::unordered_map<std::string, std::shared_ptr<const Config>> cache_;
   std::shared_ptr<const Config> fixed_;
 };
+
+/// The user-level configuration, used where no project file applies:
+/// `$XDG_CONFIG_HOME/oomlint/oomlint.toml`, else `~/.config/oomlint/oomlint.toml`; "" when unset.
+std::string userConfigPath();
 
 /// Parses a severity name ("error", "warning", "info").
 bool parseSeverity(const std::string& s, Severity& out);

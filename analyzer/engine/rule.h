@@ -41,6 +41,9 @@ struct MeasuredCost {
   double growthAnti = 0, growthFix = 0;  // bytes per step
   double msAnti = 0, msFix = 0;
   std::string note;
+  /// What the rule's cost is: "memory", "time" (allocator calls, copies, syncs: bytes say
+  /// nothing, and a CPU run cannot show it) or "correctness" (a wrong result, not a cost).
+  std::string cost = "memory";
 };
 
 /// A place that justifies a finding: where the history came from, where the target lives

@@ -13,6 +13,7 @@
 #include "lsp/document.h"
 #include "lsp/notebook_sync.h"
 #include "lsp/projects.h"
+#include "lsp/settings.h"
 #include "lsp/transport.h"
 #include "python/incremental.h"
 #include "report/report.h"
@@ -48,7 +49,10 @@ class Server final : public NotebookHost {
         continue;
       }
       if (!msg.is_object() || !msg.contains("method") || !msg["method"].is_string()) {
-        if (msg.is_object() && msg.contains("id") && !msg.contains("method")) continue;  // a response to us: ignore
+        if (msg.is_object() && msg.contains("id") && !msg.contains("method")) {  // a response to a request of ours
+          handleResponse(msg);
+          continue;
+        }
         respondError(msg.is_object() && msg.contains("id") ? msg["id"] : json(nullptr), kInvalidRequest, "not a JSON-RPC request");
         continue;
       }
@@ -77,6 +81,10 @@ class Server final : public NotebookHost {
   NotebookSync notebooks_{*this};
   Projects projects_;
   int cascade_ = 0;  // how deep analysing one document has led to analysing its importers
+  EditorSettings settings_;
+  bool configurationRequests_ = false;  // the client answers `workspace/configuration`
+  bool watchRegistration_ = false;      // the client registers file watchers when asked
+  int requests_ = 0;                    // ids of requests sent to the client
 
   // ------------------------------------------------------------------ plumbing
 
@@ -108,7 +116,12 @@ class Server final : public NotebookHost {
       respondError(id, kInvalidRequest, "server is shutting down");
       return false;
     }
-    if (method == "initialized" || method == "$/setTrace" || method == "$/cancelRequest") return false;
+    if (method == "initialized") {
+      registerWatchers();
+      requestConfiguration();
+      return false;
+    }
+    if (method == "$/setTrace" || method == "$/cancelRequest") return false;
     if (method == "shutdown") {
       shutdown_ = true;
       respond(id, nullptr);
@@ -145,8 +158,17 @@ class Server final : public NotebookHost {
       for (auto& [uri, d] : docs_) analyze(*d);  // configuration is read afresh per analysis
       askToPullAgain();
     } else if (method == "workspace/didChangeConfiguration") {
+      // Pushed settings, under "oomlint" or bare; a client that answers `workspace/configuration`
+      // is asked for them too (many send an empty notification and expect to be asked).
+      if (params.contains("settings") && params["settings"].is_object()) {
+        const json& pushed = params["settings"];
+        updateSettings(pushed.contains("oomlint") ? pushed["oomlint"] : pushed);
+      }
+      requestConfiguration();
       for (auto& [uri, d] : docs_) analyze(*d);  // configuration is read afresh per analysis
       askToPullAgain();
+    } else if (method == "workspace/executeCommand") {
+      respond(id, executeCommand(params));
     } else if (method == "textDocument/diagnostic") {
       Document* d = find(params);
       respond(id, {{"kind", "full"}, {"items", d ? diagnostics(*d) : json::array()}});
@@ -174,8 +196,19 @@ class Server final : public NotebookHost {
     }
     relatedInformation_ = false;
     pull_ = refreshSupport_ = false;
+    configurationRequests_ = watchRegistration_ = false;
+    if (params.contains("initializationOptions") && params["initializationOptions"].is_object()) {
+      const json& init = params["initializationOptions"];
+      updateSettings(init.contains("settings") && init["settings"].is_object() ? init["settings"] : init);
+    }
     if (params.contains("capabilities") && params["capabilities"].is_object()) {
       const json& caps = params["capabilities"];
+      if (caps.contains("workspace") && caps["workspace"].is_object()) {
+        const json& ws = caps["workspace"];
+        configurationRequests_ = ws.value("configuration", false);
+        if (ws.contains("didChangeWatchedFiles") && ws["didChangeWatchedFiles"].is_object())
+          watchRegistration_ = ws["didChangeWatchedFiles"].value("dynamicRegistration", false);
+      }
       if (caps.contains("textDocument") && caps["textDocument"].is_object() && caps["textDocument"].contains("diagnostic") &&
           caps["textDocument"]["diagnostic"].is_object())
         pull_ = true;
@@ -198,6 +231,7 @@ class Server final : public NotebookHost {
                      {"save", true}}},
                    {"codeActionProvider", {{"codeActionKinds", json::array({"quickfix", "source.fixAll.oomlint"})}}},
                    {"hoverProvider", true},
+                   {"executeCommandProvider", {{"commands", json::array({kApplyFixes, kAddNoqa, kDebugInformation})}}},
                    {"diagnosticProvider", {{"interFileDependencies", false}, {"workspaceDiagnostics", false}}}}},
                  {"serverInfo", {{"name", "oomlint"}, {"version", OOMLINT_VERSION}}}});
   }
@@ -314,14 +348,120 @@ class Server final : public NotebookHost {
   CheckOptions optionsFor(const std::string& path) override {
     CheckOptions opts;
     try {
-      ConfigResolver resolver{CliOverrides{}};
       std::string abs = absolutePath(path);
-      auto cfg = resolver.forDirectory(abs.substr(0, abs.rfind('/')));
-      opts.selection = resolver.selectionFor(*cfg, abs);
+      std::shared_ptr<const Config> cfg = configFor(abs);
+      ConfigResolver resolver{settings_.overrides(!cfg->file.empty())};
+      opts.selection = resolver.selectionFor(*resolver.forDirectory(parentDirectory(abs)), abs);
     } catch (const ConfigError& e) {
       notify("window/showMessage", {{"type", 1}, {"message", std::string("oomlint: ") + e.what()}});
     }
     return opts;
+  }
+
+  /// The configuration file's own settings for a document (no editor settings applied).
+  static std::shared_ptr<const Config> configFor(const std::string& abs) {
+    ConfigResolver plain{CliOverrides{}};
+    return plain.forDirectory(parentDirectory(abs));
+  }
+
+  // ------------------------------------------------------------------ editor settings and commands
+
+  static constexpr const char* kApplyFixes = "oomlint.applyAutofix";
+  static constexpr const char* kAddNoqa = "oomlint.addNoqa";
+  static constexpr const char* kDebugInformation = "oomlint.printDebugInformation";
+
+  void updateSettings(const json& s) {
+    std::vector<std::string> problems;
+    settings_.update(s, problems);
+    for (const std::string& p : problems) notify("window/showMessage", {{"type", 2}, {"message", "oomlint: setting " + p}});
+  }
+
+  /// Sends a request to the client; its answer reaches handleResponse under `id`.
+  void request(const std::string& id, const std::string& method, const json& params) {
+    send({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}});
+  }
+
+  void requestConfiguration() {
+    if (configurationRequests_)
+      request("oomlint-configuration-" + std::to_string(++requests_), "workspace/configuration",
+              {{"items", json::array({{{"section", "oomlint"}}})}});
+  }
+
+  /// Configuration files and Python modules: a change re-reads them and re-checks open documents.
+  void registerWatchers() {
+    if (!watchRegistration_) return;
+    json watchers = json::array();
+    for (const char* glob : {"**/pyproject.toml", "**/oomlint.toml", "**/.oomlint.toml", "**/*.py"}) watchers.push_back({{"globPattern", glob}});
+    request("oomlint-register-" + std::to_string(++requests_), "client/registerCapability",
+            {{"registrations", json::array({{{"id", "oomlint-watched-files"},
+                                             {"method", "workspace/didChangeWatchedFiles"},
+                                             {"registerOptions", {{"watchers", watchers}}}}})}});
+  }
+
+  void handleResponse(const json& msg) {
+    if (!msg["id"].is_string()) return;
+    std::string id = msg["id"];
+    if (id.rfind("oomlint-configuration-", 0) != 0 || !msg.contains("result") || !msg["result"].is_array() || msg["result"].empty())
+      return;
+    updateSettings(msg["result"][0]);
+    for (auto& [uri, d] : docs_) analyze(*d);
+    askToPullAgain();
+  }
+
+  /// `workspace/executeCommand`: the whole document's new text goes to the client as a
+  /// `workspace/applyEdit` request; the debug information is the command's result.
+  json executeCommand(json& params) {
+    std::string command = params.value("command", "");
+    if (command == kDebugInformation) {
+      std::string text = debugInformation();
+      notify("window/logMessage", {{"type", 3}, {"message", text}});
+      return text;
+    }
+    if (command != kApplyFixes && command != kAddNoqa) throw std::invalid_argument("unknown command " + command);
+    if (!params.contains("arguments") || !params["arguments"].is_array())
+      throw std::invalid_argument(command + " takes the document: [{\"uri\": ...}]");
+    for (json& arg : params["arguments"]) {
+      std::string uri = arg.is_object() ? arg.value("uri", "") : arg.is_string() ? arg.get<std::string>() : "";
+      auto it = docs_.find(uri);
+      if (it == docs_.end() || !it->second->notebook.empty() || !it->second->module) continue;
+      Document& d = *it->second;
+      CheckOptions co = optionsFor(d.path);
+      std::unique_ptr<project::FileView> view = projects_.viewFor(d.path);
+      co.project = view.get();
+      std::string text;
+      if (command == kApplyFixes) {
+        FixOutcome out = applyFixes(d.path, d.text, co, FixOptions{});
+        if (out.applied > 0) text = out.source;
+      } else {
+        AddNoqaOutcome out = addNoqaDirectives(d.path, d.text, co);
+        if (out.added > 0) text = out.source;
+      }
+      if (text.empty()) continue;
+      json edit = {{"changes", {{d.uri, json::array({{{"range", rangeOf(d.text, 0, static_cast<uint32_t>(d.text.size()))}, {"newText", text}}})}}}};
+      request("oomlint-apply-" + std::to_string(++requests_), "workspace/applyEdit",
+              {{"label", command == kApplyFixes ? "oomlint: fix all" : "oomlint: add noqa"}, {"edit", edit}});
+    }
+    return nullptr;
+  }
+
+  std::string debugInformation() {
+    std::string out = std::string("oomlint ") + OOMLINT_VERSION + " (language server)\n";
+    out += "settings: " + settings_.toJson().dump() + "\n";
+    out += std::string("client: ") + (pull_ ? "pulls" : "is pushed") + " diagnostics, positions in " + (utf8_ ? "utf-8" : "utf-16") +
+           (configurationRequests_ ? ", answers workspace/configuration" : "") + (watchRegistration_ ? ", registers file watchers" : "") + "\n";
+    out += "open documents: " + std::to_string(docs_.size()) + "\n";
+    for (const auto& [uri, d] : docs_) {
+      out += "  " + d->path + ": ";
+      try {
+        std::shared_ptr<const Config> cfg = configFor(absolutePath(d->path));
+        out += "configuration " + (cfg->file.empty() ? std::string("(none: defaults)") : cfg->file);
+        out += ", rules " + optionsFor(d->path).selection.fingerprint();
+      } catch (const ConfigError& e) {
+        out += std::string("configuration error: ") + e.what();
+      }
+      out += ", " + std::to_string(d->findings.size()) + " findings\n";
+    }
+    return out;
   }
 
   void analyze(Document& d) {
@@ -403,7 +543,8 @@ class Server final : public NotebookHost {
 
   json diagnostics(const Document& d) const {
     json out = json::array();
-    for (const Finding& f : d.findings) out.push_back(diagnostic(d, f));
+    for (const Finding& f : d.findings)
+      if (settings_.showSyntaxErrors || f.code != kParseErrorCode) out.push_back(diagnostic(d, f));
     return out;
   }
 
@@ -429,7 +570,7 @@ class Server final : public NotebookHost {
         if (f.code == kParseErrorCode || f.code == kIoErrorCode) continue;
         if (f.span.end < begin || f.span.begin > std::max(end, begin)) continue;
         json diag = diagnostic(*d, f);
-        if (f.hasFix && !f.fix.edits.empty()) {
+        if (f.hasFix && !f.fix.edits.empty() && (settings_.unsafeFixes || f.fix.applicability != Applicability::Unsafe)) {
           json edits = json::array();
           for (const Edit& e : f.fix.edits) edits.push_back({{"range", rangeOf(d->text, e.begin, e.end)}, {"newText", e.content}});
           std::string title = f.fix.message + (f.fix.applicability == Applicability::Unsafe ? " (unsafe)" : "");
@@ -446,7 +587,7 @@ class Server final : public NotebookHost {
                            {"edit", {{"changes", {{d->uri, json::array({noqaEdit(*d, f)})}}}}}});
       }
     }
-    if (wants("source.fixAll.oomlint") && d->notebook.empty() && d->module && !d->findings.empty()) {
+    if (settings_.fixAll && wants("source.fixAll.oomlint") && d->notebook.empty() && d->module && !d->findings.empty()) {
       FixOptions fo;
       // The settings and project facts the diagnostics were made with.
       CheckOptions co = optionsFor(d->path);

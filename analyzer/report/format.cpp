@@ -84,6 +84,7 @@ json measuredJson(const MeasuredCost& m) {
           {"retained_bytes", {{"anti", m.retainedAnti}, {"fix", m.retainedFix}}},
           {"growth_bytes_per_step", {{"anti", m.growthAnti}, {"fix", m.growthFix}}},
           {"ms_per_step", {{"anti", m.msAnti}, {"fix", m.msFix}}},
+          {"cost", m.cost},
           {"summary", describeMeasured(m)}};
 }
 

@@ -9,6 +9,18 @@ namespace oomlint::report {
 
 std::string describeMeasured(const MeasuredCost& m) {
   if (!m.present) return {};
+  if (m.cost == "correctness")
+    return "not a memory cost: the rule is about what the step computes (measured on " + m.device + ": peak " +
+           humanBytes(static_cast<double>(m.peakAnti)) + " vs " + humanBytes(static_cast<double>(m.peakFix)) + " with the fix)";
+  if (m.cost == "time") {
+    if (m.device.rfind("cpu", 0) == 0)
+      return "not measurable on CPU: the cost is GPU time (caching-allocator calls, host-to-device copies, syncs); run "
+             "--verify on a CUDA device";
+    char buf[160];
+    double pct = m.msFix > 0 ? 100.0 * (m.msAnti - m.msFix) / m.msFix : 0;
+    std::snprintf(buf, sizeof buf, ": %.2f ms vs %.2f ms per step with the fix (%+.0f%%)", m.msAnti, m.msFix, pct);
+    return "measured on " + m.device + buf;
+  }
   std::string s = "measured on " + m.device + ": peak " + humanBytes(static_cast<double>(m.peakAnti - m.peakFix)) + " (" +
                   humanBytes(static_cast<double>(m.peakAnti)) + " vs " + humanBytes(static_cast<double>(m.peakFix)) +
                   " with the fix)";
