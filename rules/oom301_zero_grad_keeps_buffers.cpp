@@ -42,6 +42,10 @@ Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `zero_grad(set_to_none=false)` peaks at 8.6 GiB vs 8.5 GiB for
 `zero_grad()`. Reproduce with `oomlint-probe OOM301`.
 
+## Target PyTorch
+`set_to_none=True` became the default in PyTorch 2.0: with an older `target-torch` the fix passes
+`set_to_none=True` (C++ `zero_grad(true)`) instead of dropping the argument.
+
 ## References
 - `torch.optim.Optimizer.zero_grad`: https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
 )doc",
@@ -62,10 +66,20 @@ class Oom301 final : public Rule {
                                   "`zero_grad` with `set_to_none=False` keeps every `.grad` buffer allocated through the "
                                   "next forward peak");
     Edit edit;
-    bool ok = kw != kNone ? removeKeywordArg(m, call, "set_to_none", edit) : removePositionalArg(m, call, 0, edit);
-    if (!ok) return;
     finding.hasFix = true;
     finding.fix.applicability = Applicability::Unsafe;
+    if (!ctx.torchAtLeast(2, 0)) {
+      // Before PyTorch 2.0 the default was False: say True.
+      edit = replaceExpr(m, kw != kNone ? kw : pos, m.lang == Lang::Python ? "True" : "true");
+      finding.fix.message = m.lang == Lang::Python ? "Pass `set_to_none=True`" : "Pass `true`: `zero_grad(true)` sets gradients to none";
+      finding.fix.edits.push_back(edit);
+      return;
+    }
+    bool ok = kw != kNone ? removeKeywordArg(m, call, "set_to_none", edit) : removePositionalArg(m, call, 0, edit);
+    if (!ok) {
+      finding.hasFix = false;
+      return;
+    }
     finding.fix.message = m.lang == Lang::Python ? "Use the default `set_to_none=True`" : "Drop the `false`: `zero_grad()` sets gradients to none";
     finding.fix.edits.push_back(edit);
   }

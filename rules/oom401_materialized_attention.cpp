@@ -58,6 +58,10 @@ Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `block with softmax(q @ k^T) @ v` peaks at 34.8 GiB vs 13.0 GiB
 for `block with scaled_dot_product_attention`. Reproduce with `oomlint-probe OOM401`.
 
+## Target PyTorch
+`scaled_dot_product_attention` needs PyTorch 2.0: with an older `target-torch` the advice is to
+checkpoint the attention block or chunk the queries instead.
+
 ## References
 - `torch.nn.functional.scaled_dot_product_attention`: https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
 )doc",
@@ -85,6 +89,10 @@ class Oom401 final : public Rule {
                                   "length) and saves them for backward");
     finding.note(m.expr(product).span, "the scores contract q and k over the head dimension here: an L×S map per head");
     finding.note(m.expr(consumer).span, "the probabilities multiply the values here");
+    if (!ctx.torchAtLeast(2, 0)) {  // no fused attention in the project's oldest PyTorch
+      finding.withFix(Applicability::DisplayOnly, "Checkpoint the attention block, or chunk the queries so one block of scores is live at a time");
+      return;
+    }
     finding.withFix(Applicability::DisplayOnly, m.lang == Lang::Python ? "Use `F.scaled_dot_product_attention(q, k, v, ...)`"
                                                                         : "Use `torch::scaled_dot_product_attention(q, k, v, ...)`");
   }

@@ -33,6 +33,10 @@ Safe: `use_reentrant=False` computes the same values and gradients wherever the 
 worked, and also where it silently did not.
 
 ## References
+## Target PyTorch
+`use_reentrant=` exists from PyTorch 1.11: with an older `target-torch` nothing is flagged.
+
+## References
 - `torch.utils.checkpoint`: https://pytorch.org/docs/stable/checkpoint.html
 )doc",
 };
@@ -45,6 +49,7 @@ class Oom403 final : public Rule {
     const std::string& c = m.canonical(call);
     if (c != "torch.utils.checkpoint.checkpoint" && c != "torch.utils.checkpoint.checkpoint_sequential") return;
     if (keywordArg(m, call, "use_reentrant") != kNone || keywordArg(m, call, "**") != kNone) return;
+    if (!ctx.torchAtLeast(1, 11)) return;  // the argument does not exist before 1.11
     Finding& f = ctx.report(kInfo, m.expr(call).span,
                             ticked(names::lastComponent(c)) + " without `use_reentrant=`: the implicit reentrant variant silently drops gradients when no input requires grad");
     Edit edit;

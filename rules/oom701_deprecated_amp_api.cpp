@@ -40,6 +40,10 @@ Safe: the replacement takes the same keyword arguments and behaves the same. oom
 `torch` is imported under a name it can use and the old call passes no positional arguments that
 would shift (autocast's first positional argument was `enabled`); otherwise it only shows it.
 
+## Target PyTorch
+`torch.amp.GradScaler` needs PyTorch 2.3 and `torch.autocast` 1.10: with an older `target-torch`
+(or declared torch requirement) the call it would replace is not flagged.
+
 ## References
 - Automatic mixed precision: https://pytorch.org/docs/stable/amp.html
 )doc",
@@ -55,6 +59,8 @@ class Oom701 final : public Rule {
     // The fallback branch of a version or API test exists to call the old API on old PyTorch.
     if (ctx.facts().versionGatedExpr(call)) return;
     bool scaler = c == "torch.cuda.amp.GradScaler";
+    // The replacement must exist on the oldest PyTorch the project supports.
+    if (scaler ? !ctx.torchAtLeast(2, 3) : !ctx.torchAtLeast(1, 10)) return;
     std::string device = c.rfind("torch.cpu.", 0) == 0 ? "cpu" : "cuda";
     std::string target = scaler ? "torch.amp.GradScaler" : "torch.autocast";
     std::string local = localName(m, target);

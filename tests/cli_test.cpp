@@ -12,8 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
+#include "config/config.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -311,6 +313,90 @@ TEST_F(Cli, UserConfigAppliesWhereNoProjectFileDoes) {
   EXPECT_EQ(0, run("check a.py", dir / "work", "", env).rc);
   spit(dir / "work" / "oomlint.toml", "select = [\"OOM1\"]\n");
   EXPECT_EQ(1, run("check a.py", dir / "work", "", env).rc) << "a project file wins";
+}
+
+namespace {
+
+const char* kAmp =
+    "import torch\n"
+    "from torch.utils.checkpoint import checkpoint\n"
+    "\n"
+    "\n"
+    "def train(model, block, loader, optimizer):\n"
+    "    scaler = torch.cuda.amp.GradScaler()\n"
+    "    for x, y in loader:\n"
+    "        optimizer.zero_grad(set_to_none=False)\n"
+    "        with torch.cuda.amp.autocast():\n"
+    "            h = checkpoint(block, x)\n"
+    "            loss = model(h, y)\n"
+    "        scaler.scale(loss).backward()\n"
+    "        scaler.step(optimizer)\n"
+    "        scaler.update()\n";
+
+/// "LINE:CODE" of each finding in concise output.
+std::multiset<std::string> linesAndCodes(const std::string& out) {
+  std::multiset<std::string> found;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t code = line.find(": OOM");
+    if (code == std::string::npos) continue;
+    size_t first = line.find(':');
+    found.insert(line.substr(first + 1, line.find(':', first + 1) - first - 1) + ":" + line.substr(code + 2, 6));
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST(TargetTorch, RequirementsGiveTheirLowerBound) {
+  using oomlint::TorchVersion;
+  using oomlint::torchFloorOf;
+  EXPECT_EQ("2.1", torchFloorOf("torch>=2.1").str());
+  EXPECT_EQ("2.1", torchFloorOf("torch >= 2.1.0, <3").str());
+  EXPECT_EQ("2.2", torchFloorOf("torch==2.2.*").str());
+  EXPECT_EQ("2.0", torchFloorOf("Torch[opt-einsum]~=2.0.1 ; python_version >= '3.8'").str());
+  EXPECT_EQ("1.13", torchFloorOf("torch>1.12,>=1.13").str()) << "the higher of two lower bounds";
+  EXPECT_FALSE(torchFloorOf("torch<2.0").known()) << "no lower bound";
+  EXPECT_FALSE(torchFloorOf("torchvision>=0.16").known()) << "another package";
+  EXPECT_FALSE(torchFloorOf("torch").known());
+  EXPECT_FALSE(TorchVersion::parse("latest").has_value());
+  EXPECT_EQ("2.4", TorchVersion::parse("2.4.1+cu121")->str());
+}
+
+TEST_F(Cli, TargetTorchKeepsFixesAndAdviceToTheOldestSupportedPyTorch) {
+  spit(dir / "amp.py", kAmp);
+  using S = std::multiset<std::string>;
+  const S all = {"6:OOM701", "8:OOM301", "9:OOM701", "10:OOM403"};
+  EXPECT_EQ(all, linesAndCodes(run("check --no-cache --output-format concise amp.py", dir).out)) << "no target: every API";
+  // torch.amp.GradScaler needs 2.3; torch.autocast 1.10; use_reentrant= 1.11.
+  EXPECT_EQ(S({"8:OOM301", "9:OOM701", "10:OOM403"}), linesAndCodes(run("check --no-cache --output-format concise --target-torch 2.1 amp.py", dir).out));
+  EXPECT_EQ(S({"8:OOM301"}), linesAndCodes(run("check --no-cache --output-format concise --target-torch 1.9 amp.py", dir).out));
+  // Before 2.0 `set_to_none` defaulted to False: the fix says True instead of dropping it.
+  Result old = run("check --no-cache --diff --unsafe-fixes --target-torch 1.13 amp.py", dir);
+  EXPECT_NE(std::string::npos, old.out.find("+        optimizer.zero_grad(set_to_none=True)")) << old.out;
+  Result current = run("check --no-cache --diff --unsafe-fixes amp.py", dir);
+  EXPECT_NE(std::string::npos, current.out.find("+        optimizer.zero_grad()")) << current.out;
+  // From the configuration, then from the project's declared requirement.
+  spit(dir / "oomlint.toml", "target-torch = \"2.1\"\n");
+  EXPECT_EQ(S({"8:OOM301", "9:OOM701", "10:OOM403"}), linesAndCodes(run("check --no-cache --output-format concise amp.py", dir).out));
+  EXPECT_EQ(all, linesAndCodes(run("check --no-cache --output-format concise --target-torch 2.5 amp.py", dir).out)) << "the flag wins";
+  fs::remove(dir / "oomlint.toml");
+  spit(dir / "pyproject.toml", "[project]\nname = \"x\"\ndependencies = [\"numpy\", \"torch>=1.10,<2\"]\n");
+  EXPECT_EQ(S({"8:OOM301", "9:OOM701"}), linesAndCodes(run("check --no-cache --output-format concise amp.py", dir).out));
+  EXPECT_NE(std::string::npos, run("check --show-settings amp.py", dir).out.find("Target PyTorch: 1.10"));
+  fs::remove(dir / "pyproject.toml");
+  spit(dir / "requirements.txt", "numpy>=1.24  # arrays\ntorch==2.2.1\n");
+  EXPECT_EQ(S({"8:OOM301", "9:OOM701", "10:OOM403"}), linesAndCodes(run("check --no-cache --output-format concise amp.py", dir).out));
+  // The results cache tells targets apart.
+  fs::remove(dir / "requirements.txt");
+  EXPECT_EQ(all, linesAndCodes(run("check --output-format concise amp.py", dir).out));
+  EXPECT_EQ(S({"8:OOM301"}), linesAndCodes(run("check --output-format concise --target-torch 1.9 amp.py", dir).out));
+  Result bad = run("check --target-torch newest amp.py", dir);
+  EXPECT_EQ(2, bad.rc);
+  EXPECT_NE(std::string::npos, bad.err.find("--target-torch")) << bad.err;
+  spit(dir / "oomlint.toml", "target-torch = \"two\"\n");
+  EXPECT_EQ(2, run("check amp.py", dir).rc);
 }
 
 TEST_F(Cli, WalkSkipsHiddenVenvBuildAndGitignored) {

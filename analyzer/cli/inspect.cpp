@@ -39,7 +39,9 @@ int showSettings(std::ostream& os, const std::string& file, ConfigResolver& reso
   if (cfg->outputFormat) os << "Output format: " << *cfg->outputFormat << "\n";
   if (cfg->fix) os << "Fix: " << (*cfg->fix ? "yes" : "no") << "\n";
   if (cfg->unsafeFixes) os << "Unsafe fixes: " << (*cfg->unsafeFixes ? "yes" : "no") << "\n";
-  if (cfg->targetTorch) os << "Target PyTorch: " << *cfg->targetTorch << "\n";
+  RuleSelection target = resolver.selectionFor(*cfg, abs);
+  os << "Target PyTorch: " << (target.targetTorch().known() ? target.targetTorch().str() : std::string("(any: the newest API may be suggested)"))
+     << "\n";
   RuleSelection selection = resolver.selectionFor(*cfg, abs);
   os << "Enabled rules:\n";
   for (const Rule* r : allRules()) {

@@ -51,6 +51,7 @@ struct CheckArgs {
   std::vector<std::string> select, ignore, extendSelect, extendIgnore, extendExclude;
   bool selectGiven = false, ignoreGiven = false, extendSelectGiven = false;
   std::string format = "full";
+  std::string targetTorch;  // --target-torch
   bool formatGiven = false, fixGiven = false, unsafeFixesGiven = false;
   bool noFix = false, noUnsafeFixes = false;
   std::string outputFile;
@@ -148,6 +149,13 @@ int runCheck(const CheckArgs& given) {
   cli.extendExclude = a.extendExclude;
   cli.configFile = a.configFile;
   cli.isolated = a.isolated;
+  if (!a.targetTorch.empty()) {
+    cli.targetTorch = TorchVersion::parse(a.targetTorch);
+    if (!cli.targetTorch) {
+      std::cerr << "oomlint: error: --target-torch wants a version such as 2.1, not `" << a.targetTorch << "`\n";
+      return 2;
+    }
+  }
 
   std::vector<FileResult> results;
   bool fixing = a.fix || a.diff || a.fixOnly;
@@ -539,6 +547,9 @@ int main(int argc, char** argv) {
   check->add_flag("--no-cache", ca.noCache, "Do not read or write the results cache (.oomlint_cache/)");
   check->add_option("-p,--build-path", ca.buildPath,
                     "C++: folder holding compile_commands.json (default: searched in the file's parent folders)");
+  check->add_option("--target-torch", ca.targetTorch,
+                    "Oldest PyTorch the code must run on (2.1): no fix or advice needs a newer one (default: target-torch, "
+                    "else the project's declared torch requirement)");
   check->add_flag("--no-project", ca.noProject, "Check each file alone, without reading the rest of its project");
   check->add_option("--project-root", ca.projectRoot,
                     "The project's root (default: the nearest folder with pyproject.toml, setup.cfg, setup.py or .git)");

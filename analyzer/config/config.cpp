@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <fstream>
+#include <unistd.h>
 
 #include "config/glob.h"
 #include "util/path.h"
@@ -125,8 +127,9 @@ void parseTable(Config& c, const toml::table& t, const std::string& file, std::v
       c.outputFormat = *f;
     } else if (key == "target-torch") {
       auto f = v.value<std::string>();
-      if (!f) throw ConfigError(where(file, v.source()) + ": `target-torch` must be a version string such as \"2.1\"");
-      c.targetTorch = *f;
+      std::optional<TorchVersion> version = f ? TorchVersion::parse(*f) : std::nullopt;
+      if (!version) throw ConfigError(where(file, v.source()) + ": `target-torch` must be a version string such as \"2.1\"");
+      c.targetTorch = *version;
     } else if (key == "per-file-ignores") {
       const toml::table* pt = v.as_table();
       if (!pt) throw ConfigError(file + ": `per-file-ignores` must be a table of pattern = [codes]");
@@ -271,8 +274,84 @@ std::shared_ptr<const Config> ConfigResolver::forDirectory(const std::string& di
   return found;
 }
 
+TorchVersion torchFloorOf(std::string_view req) {
+  auto isName = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'; };
+  size_t i = 0;
+  while (i < req.size() && (req[i] == ' ' || req[i] == '\t' || req[i] == '"' || req[i] == '\'')) ++i;
+  size_t nameEnd = i;
+  while (nameEnd < req.size() && isName(req[nameEnd])) ++nameEnd;
+  std::string name(req.substr(i, nameEnd - i));
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (name != "torch") return {};
+  std::string_view rest = req.substr(nameEnd);
+  if (size_t extras = rest.find(']'); !rest.empty() && rest.find('[') < rest.find_first_of("<>=~!") && extras != std::string_view::npos)
+    rest = rest.substr(extras + 1);
+  rest = rest.substr(0, rest.find(';'));  // environment markers
+  TorchVersion floor;
+  size_t pos = 0;
+  while (pos < rest.size()) {
+    size_t end = rest.find(',', pos);
+    std::string_view clause = rest.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    pos = end == std::string_view::npos ? rest.size() : end + 1;
+    size_t b = clause.find_first_not_of(" \t\"'");
+    if (b == std::string_view::npos) continue;
+    clause = clause.substr(b);
+    std::string_view op;
+    for (std::string_view o : {">=", "==", "~=", "==="})
+      if (clause.substr(0, o.size()) == o) op = o;
+    if (op.empty() && clause.substr(0, 1) == ">") op = ">";
+    if (op.empty()) continue;  // `<`, `<=`, `!=`: no lower bound
+    std::string_view ver = clause.substr(op.size());
+    ver = ver.substr(std::min(ver.size(), ver.find_first_not_of(" \t")));
+    ver = ver.substr(0, ver.find_first_of(" \t\"'"));
+    std::optional<TorchVersion> v = TorchVersion::parse(ver);
+    if (v && (v->major > floor.major || (v->major == floor.major && v->minor > floor.minor))) floor = *v;
+  }
+  return floor;
+}
+
+TorchVersion declaredTorchFloor(const std::string& start) {
+  for (std::string d = start; !d.empty(); d = parentDirectory(d)) {
+    std::string pyproject = d + "/pyproject.toml";
+    if (fileExists(pyproject)) {
+      try {
+        toml::table doc = toml::parse_file(pyproject);
+        if (const toml::table* project = doc["project"].as_table()) {
+          if (const toml::array* deps = (*project)["dependencies"].as_array())
+            for (const toml::node& dep : *deps)
+              if (auto text = dep.value<std::string>())
+                if (TorchVersion v = torchFloorOf(*text); v.known()) return v;
+          return {};  // the project says what it needs, and torch's floor is not among it
+        }
+      } catch (const toml::parse_error&) {
+        return {};  // a broken pyproject.toml is reported where it is a configuration
+      }
+    }
+    std::string requirements = d + "/requirements.txt";
+    if (fileExists(requirements)) {
+      std::ifstream in(requirements);
+      std::string line;
+      while (std::getline(in, line))
+        if (TorchVersion v = torchFloorOf(line.substr(0, line.find('#'))); v.known()) return v;
+    }
+    if (d == "/" || fileExists(d + "/.git") || ::access((d + "/.git").c_str(), F_OK) == 0) break;
+  }
+  return {};
+}
+
 RuleSelection ConfigResolver::selectionFor(const Config& c, const std::string& absPath) const {
   RuleSelection sel(c.selectors);
+  if (cli_.targetTorch) {
+    sel.setTargetTorch(*cli_.targetTorch);
+  } else if (c.targetTorch) {
+    sel.setTargetTorch(*c.targetTorch);
+  } else {
+    std::string dir = parentDirectory(absPath);
+    std::lock_guard<std::mutex> lock(declaredMutex_);
+    auto [it, fresh] = declared_.try_emplace(dir);
+    if (fresh) it->second = declaredTorchFloor(dir);
+    sel.setTargetTorch(it->second);
+  }
   if (c.perFileIgnores.empty()) return sel;
   std::string rel = absPath;
   if (!c.dir.empty() && absPath.rfind(c.dir + "/", 0) == 0) rel = absPath.substr(c.dir.size() + 1);

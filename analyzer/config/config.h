@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/selection.h"
+#include "engine/torch_version.h"
 
 namespace oomlint {
 
@@ -34,7 +35,7 @@ struct Config {
   std::optional<bool> fix, unsafeFixes;
   /// `target-torch = "2.1"`: the oldest PyTorch the code must run on; no fix or advice uses an
   /// API newer than it.
-  std::optional<std::string> targetTorch;
+  std::optional<TorchVersion> targetTorch;
 };
 
 /// Parses a config file. `pyproject` selects the `[tool.oomlint]` table; returns nullopt for a
@@ -49,7 +50,17 @@ struct CliOverrides {
   std::vector<std::string> extendExclude;
   std::string configFile;  // --config: use this one file for everything
   bool isolated = false;   // --isolated: ignore config files
+  std::optional<TorchVersion> targetTorch;  // --target-torch
 };
+
+/// The lowest PyTorch the project around `dir` declares (`torch>=2.1` in pyproject.toml's
+/// `[project] dependencies`, or in a requirements.txt), looking up from `dir` to the first
+/// pyproject.toml with a `[project]` table. Unknown (0.0) when none says.
+TorchVersion declaredTorchFloor(const std::string& dir);
+
+/// The lower bound a requirement line puts on torch (`torch>=2.1,<3`, `torch==2.2.*`,
+/// `torch[opt] ~= 2.0`), or unknown for another package or no lower bound.
+TorchVersion torchFloorOf(std::string_view requirement);
 
 /// Finds and caches the config for each directory. Thread-safe.
 class ConfigResolver {
@@ -57,7 +68,8 @@ class ConfigResolver {
   explicit ConfigResolver(CliOverrides cli);
   /// Config for files in `dir` (absolute). Throws ConfigError for a broken config file.
   std::shared_ptr<const Config> forDirectory(const std::string& dir);
-  /// Selection for one file, per-file-ignores applied.
+  /// Selection for one file, per-file-ignores applied, with its target PyTorch (`--target-torch`,
+  /// else the config's `target-torch`, else the project's declared requirement).
   RuleSelection selectionFor(const Config& c, const std::string& absPath) const;
   /// True when `absPath` is excluded by the config's exclude lists.
   bool excluded(const Config& c, const std::string& absPath) const;
@@ -68,6 +80,8 @@ class ConfigResolver {
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const Config>> cache_;
   std::shared_ptr<const Config> fixed_;
+  mutable std::mutex declaredMutex_;
+  mutable std::unordered_map<std::string, TorchVersion> declared_;  // folder -> its project's torch floor
 };
 
 /// The user-level configuration, used where no project file applies:

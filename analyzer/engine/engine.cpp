@@ -93,7 +93,7 @@ std::vector<Finding> runRules(const Module& m, const CheckOptions& opts) {
   Facts facts(m, opts.project);
   if (opts.onFacts) opts.onFacts(m, &facts);
   if (active.empty()) return out;
-  Context ctx(m, facts, out);
+  Context ctx(m, facts, out, selection.targetTorch());
   // A C++ file's header code is there for its summaries; findings belong to the header's own check.
   uint32_t functions = std::min<uint32_t>(static_cast<uint32_t>(m.functions.size()), m.firstExternalFunction);
   NodeId stmts = std::min<NodeId>(static_cast<NodeId>(m.stmts.size()), m.firstExternalStmt);

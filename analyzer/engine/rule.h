@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/torch_version.h"
 #include "facts/facts.h"
 #include "model/model.h"
 
@@ -89,10 +90,14 @@ struct RuleInfo {
 /// What a rule sees while checking one file.
 class Context {
  public:
-  Context(const Module& m, const Facts& f, std::vector<Finding>& out) : m_(m), f_(f), out_(out) {}
+  Context(const Module& m, const Facts& f, std::vector<Finding>& out, TorchVersion target = {})
+      : m_(m), f_(f), out_(out), target_(target) {}
   const Module& module() const { return m_; }
   const Facts& facts() const { return f_; }
   Lang lang() const { return m_.lang; }
+  /// The oldest PyTorch the file must run on: a fix or advice needing a newer API is not given.
+  bool torchAtLeast(int major, int minor) const { return target_.atLeast(major, minor); }
+  const TorchVersion& targetTorch() const { return target_; }
   /// Records a finding reported at `span` (its start line is where RULES.md says it goes).
   Finding& report(const RuleInfo& rule, const Span& span, std::string message);
 
@@ -100,6 +105,7 @@ class Context {
   const Module& m_;
   const Facts& f_;
   std::vector<Finding>& out_;
+  TorchVersion target_;
 };
 
 /// A rule registers for the events it needs; the engine makes one walk per file and dispatches.

@@ -67,6 +67,7 @@ std::string RuleSelection::fingerprint() const {
   std::sort(sev.begin(), sev.end());
   for (const auto& [c, s] : sev) out += c + "=" + std::to_string(static_cast<int>(s)) + ",";
   if (!syntaxErrors_) out += "-OOM000,";
+  if (targetTorch_.known()) out += "torch>=" + targetTorch_.str() + ",";
   return out;
 }
 

@@ -9,6 +9,8 @@
 
 #include "engine/rule.h"
 
+#include "engine/torch_version.h"
+
 namespace oomlint {
 
 struct SelectorSet {
@@ -33,9 +35,13 @@ class RuleSelection {
   RuleSelection without(const std::vector<std::string>& codes) const;
   /// Syntax errors (OOM000) are reported; only per-file-ignores naming OOM000 turn them off.
   bool reportsSyntaxErrors() const { return syntaxErrors_; }
+  /// The oldest PyTorch the file must run on: rules suggest nothing newer (part of the fingerprint).
+  const TorchVersion& targetTorch() const { return targetTorch_; }
+  void setTargetTorch(TorchVersion v) { targetTorch_ = v; }
 
  private:
   bool syntaxErrors_ = true;
+  TorchVersion targetTorch_;
   std::vector<std::string> enabled_;
   std::unordered_map<std::string, Severity> severity_;
 };
