@@ -18,6 +18,7 @@ packages=(
   neovim pre-commit dpkg-dev       # tests with real clients: Neovim's LSP client, pre-commit, cpack
   clang-14 libclang-rt-14-dev      # libFuzzer targets (scripts/test.sh runs them over their corpora)
   libclang-cpp14-dev libclang-14-dev llvm-14-dev libclang-common-14-dev  # the C++ front end (Clang LibTooling)
+  clang-tools-14                   # clang-apply-replacements: tests apply --export-fixes with it
   zlib1g-dev libncurses-dev        # zlib and terminfo, which the static LLVM archives link against
 )
 # npm pack fetches the pinned grammar and the SARIF validator. A machine that already has Node.js

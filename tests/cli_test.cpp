@@ -944,6 +944,139 @@ TEST_F(Cli, NamedFilesOfAProjectAreCheckedWithTheRestOfIt) {
   EXPECT_NE(std::string::npos, diffAlone.out.find("with torch.no_grad():")) << diffAlone.out;
 }
 
+namespace {
+
+/// A LibTorch loop whose leak exists only when LEAK is defined: finding it proves a flag reached Clang.
+const char* kLeakUnderMacro =
+    "#include <torch/torch.h>\n"
+    "#include <vector>\n"
+    "double fit(torch::nn::Linear& model, torch::optim::SGD& opt, std::vector<torch::Tensor>& xs) {\n"
+    "  torch::Tensor total = torch::zeros({1});\n"
+    "  for (auto& x : xs) {\n"
+    "    opt.zero_grad();\n"
+    "    auto loss = model(x).sum();\n"
+    "    loss.backward();\n"
+    "    opt.step();\n"
+    "#ifdef LEAK\n"
+    "    total += loss;\n"
+    "#endif\n"
+    "  }\n"
+    "  return total.item<double>();\n"
+    "}\n";
+
+constexpr const char* kTorchInclude = "/usr/include/torch/csrc/api/include";
+
+}  // namespace
+
+TEST_F(Cli, CppFlagsAsClangTidyTakesThem) {
+  spit(dir / "train.cpp", kLeakUnderMacro);
+  EXPECT_EQ(0, run("check --no-cache train.cpp", dir).rc) << "bundled mode, LEAK undefined";
+  Result extra = run("check --no-cache --output-format concise --extra-arg=-DLEAK train.cpp", dir);
+  EXPECT_NE(std::string::npos, extra.out.find("train.cpp:11:5: OOM101")) << extra.out << extra.err;
+  Result before = run("check --no-cache --output-format concise --extra-arg-before -DLEAK train.cpp", dir);
+  EXPECT_NE(std::string::npos, before.out.find("train.cpp:11:5: OOM101")) << before.out << before.err;
+  // `-- FLAGS`: the compile command itself (real LibTorch headers here), no database read.
+  Result fixed = run(std::string("check --no-cache -v --output-format concise train.cpp -- -std=c++17 -DLEAK -I") + kTorchInclude, dir);
+  EXPECT_NE(std::string::npos, fixed.out.find("train.cpp:11:5: OOM101")) << fixed.out << fixed.err;
+  EXPECT_NE(std::string::npos, fixed.err.find("(fixed flags, in .): clang -std=c++17 -DLEAK -I" + std::string(kTorchInclude))) << fixed.err;
+  // The cache keeps results per set of flags.
+  EXPECT_EQ(0, run("check train.cpp", dir).rc);
+  EXPECT_EQ(1, run("check --extra-arg=-DLEAK train.cpp", dir).rc);
+  EXPECT_EQ(0, run("check train.cpp", dir).rc);
+}
+
+TEST_F(Cli, CompileDatabasesAsCMakeBearAndMakeWriteThem) {
+  // Relative sources, `arguments` arrays, `-o`, dependency-file flags and a `command` string are
+  // read as clangd reads them: the flags reach Clang (LEAK is defined only there).
+  spit(dir / "src" / "train.cpp", kLeakUnderMacro);
+  std::string torch = std::string("\"-I") + kTorchInclude + "\"";
+  const std::string shapes[] = {
+      // CMake: absolute paths, dependency files, an object file.
+      "[{\"directory\": \"" + (dir / "build").string() + "\", \"file\": \"" + (dir / "src" / "train.cpp").string() +
+          "\", \"arguments\": [\"/usr/bin/c++\", \"-DLEAK\", \"-std=c++17\", " + torch +
+          ", \"-MD\", \"-MT\", \"train.o\", \"-MF\", \"train.o.d\", \"-o\", \"CMakeFiles/t.dir/train.cpp.o\", \"-c\", \"" +
+          (dir / "src" / "train.cpp").string() + "\"]}]",
+      // Bear over make: the source relative to the directory.
+      "[{\"directory\": \"" + (dir / "build").string() + "\", \"file\": \"../src/train.cpp\", \"arguments\": [\"c++\", \"-c\", "
+          "\"-DLEAK\", \"-std=c++17\", " + torch + ", \"-o\", \"train.o\", \"../src/train.cpp\"], \"output\": \"train.o\"}]",
+      // A `command` string.
+      "[{\"directory\": \"" + (dir / "build").string() + "\", \"file\": \"../src/train.cpp\", \"command\": \"c++ -DLEAK -std=c++17 -I" +
+          kTorchInclude + " -o train.o -c ../src/train.cpp\"}]",
+  };
+  fs::create_directories(dir / "build");
+  for (const std::string& db : shapes) {
+    spit(dir / "build" / "compile_commands.json", db + "\n");
+    Result r = run("check --no-cache --output-format concise -p build src/train.cpp", dir);
+    EXPECT_NE(std::string::npos, r.out.find("src/train.cpp:11:5: OOM101")) << db << "\n" << r.out << r.err;
+    EXPECT_EQ(std::string::npos, r.out.find("OOM000")) << db << "\n" << r.out;
+  }
+}
+
+TEST_F(Cli, CppWithRealFlagsFailsClosed) {
+  // With the file's real flags, anything that keeps Clang from reading all of it is reported
+  // with Clang's first error and a non-zero exit, as clang-tidy does.
+  auto database = [&](const std::string& extra) {
+    spit(dir / "compile_commands.json", "[{\"directory\": \"" + dir.string() + "\", \"file\": \"train.cpp\", \"arguments\": "
+                                         "[\"c++\", \"-std=c++17\", \"-I" + std::string(kTorchInclude) + "\"" + extra +
+                                         ", \"-c\", \"train.cpp\"]}]\n");
+  };
+  database("");
+  std::string body = "double f(torch::Tensor x) { return x.sum().item<double>(); }\n";
+  spit(dir / "train.cpp", "#include <torch/torch.h>\n" + body);
+  EXPECT_EQ(0, run("check --no-cache train.cpp", dir).rc);
+  spit(dir / "train.cpp", "#include <torch/torch.h>\ndouble f(torch::Tensor x) { return x.sum().item<double>() + not_declared; }\n");
+  Result semantic = run("check --no-cache --output-format concise train.cpp", dir);
+  EXPECT_EQ(1, semantic.rc);
+  EXPECT_NE(std::string::npos, semantic.out.find("train.cpp:2:61: OOM000 C++ error: use of undeclared identifier 'not_declared' (with the flags of compile_commands.json"))
+      << semantic.out;
+  spit(dir / "train.cpp", "#include <torch/torch.h>\n#include \"generated/config.h\"\n" + body);
+  Result missing = run("check --no-cache --output-format concise train.cpp", dir);
+  EXPECT_NE(std::string::npos, missing.out.find("train.cpp:2:1: OOM000 C++ error: 'generated/config.h' file not found")) << missing.out;
+  spit(dir / "broken.h", "struct Config { int size = not_declared_either; };\n");
+  spit(dir / "train.cpp", "#include <torch/torch.h>\n#include \"broken.h\"\n" + body);
+  Result header = run("check --no-cache --output-format concise train.cpp", dir);
+  EXPECT_NE(std::string::npos, header.out.find("train.cpp:2:10: OOM000 C++ error in " + (dir / "broken.h").string() + ":1: use of undeclared")) << header.out;
+  database(", \"--no-such-option\"");
+  spit(dir / "train.cpp", "#include <torch/torch.h>\n" + body);
+  Result flags = run("check --no-cache --output-format concise train.cpp", dir);
+  EXPECT_EQ(1, flags.rc);
+  EXPECT_NE(std::string::npos, flags.out.find("train.cpp:1:1: OOM000 C++ flags rejected by Clang: unsupported option '--no-such-option'")) << flags.out;
+  // A compile command Clang cannot run at all (its folder is gone): an error, not a crash or a skip.
+  spit(dir / "compile_commands.json", "[{\"directory\": \"/nonexistent/build\", \"file\": \"" + (dir / "train.cpp").string() +
+                                       "\", \"arguments\": [\"c++\", \"-c\", \"train.cpp\"]}]\n");
+  Result gone = run("check --no-cache --output-format concise train.cpp", dir);
+  EXPECT_EQ(1, gone.rc);
+  EXPECT_NE(std::string::npos, gone.out.find("train.cpp:1:1: OOM000 the compile command of train.cpp runs in /nonexistent/build")) << gone.out;
+  // Without a database (the bundled declarations stand in for LibTorch) names it lacks are not errors.
+  fs::remove(dir / "compile_commands.json");
+  spit(dir / "train.cpp", "#include <torch/torch.h>\ndouble f(torch::Tensor x) { return x.sum().item<double>() + not_declared; }\n");
+  EXPECT_EQ(0, run("check --no-cache train.cpp", dir).rc);
+}
+
+TEST_F(Cli, ExportedFixesApplyWithClangApplyReplacements) {
+  fs::copy(fs::path(OOMLINT_FIXTURES) / "cpp" / "oom201_positive.cpp", dir / "eval.cpp");
+  fs::copy(fs::path(OOMLINT_FIXTURES) / "python" / "oom201_positive.py", dir / "eval.py");
+  fs::copy(dir / "eval.cpp", dir / "fixed.cpp");
+  fs::copy(dir / "eval.py", dir / "fixed.py");
+  fs::create_directories(dir / "fixes");
+  Result exported = run("check --no-cache --isolated --export-fixes fixes/oomlint.yaml eval.cpp eval.py", dir);
+  EXPECT_EQ(1, exported.rc) << exported.err;
+  std::string yaml = slurp(dir / "fixes" / "oomlint.yaml");
+  EXPECT_NE(std::string::npos, yaml.find("DiagnosticName:  \"oomlint-OOM201\"")) << yaml;
+  run("check --no-cache --isolated --fix fixed.cpp fixed.py", dir);
+  // clang-apply-replacements (Debian clang-tools-14) makes the same files as --fix.
+  std::string apply = "clang-apply-replacements-14 '" + (dir / "fixes").string() + "'";
+  ASSERT_EQ(0, std::system(apply.c_str()));
+  EXPECT_EQ(slurp(dir / "fixed.cpp"), slurp(dir / "eval.cpp"));
+  EXPECT_EQ(slurp(dir / "fixed.py"), slurp(dir / "eval.py"));
+  EXPECT_NE(slurp(fs::path(OOMLINT_FIXTURES) / "cpp" / "oom201_positive.cpp"), slurp(dir / "eval.cpp")) << "something was fixed";
+  // Unsafe fixes only with --unsafe-fixes.
+  Result safeOnly = run("check --no-cache --isolated --export-fixes safe.yaml " + (fs::path(OOMLINT_FIXTURES) / "python" / "oom101_positive.py").string(), dir);
+  EXPECT_EQ(std::string::npos, slurp(dir / "safe.yaml").find("oomlint-OOM101"));
+  run("check --no-cache --isolated --unsafe-fixes --export-fixes unsafe.yaml " + (fs::path(OOMLINT_FIXTURES) / "python" / "oom101_positive.py").string(), dir);
+  EXPECT_NE(std::string::npos, slurp(dir / "unsafe.yaml").find("oomlint-OOM101"));
+}
+
 TEST_F(Cli, CppFindingsFollowTheProjectsHeadersAndTheirChanges) {
   // train.cpp feeds a meter whose header keeps each step's graph: found with the project's
   // headers (the root is the folder with the top CMakeLists.txt), not without them, and no longer

@@ -20,6 +20,7 @@
 #include "engine/engine.h"
 #include "fix/fix.h"
 #include "lsp/server.h"
+#include "report/clang_fixes.h"
 #include "report/report.h"
 #include "version.h"
 
@@ -52,6 +53,10 @@ struct CheckArgs {
   bool selectGiven = false, ignoreGiven = false, extendSelectGiven = false;
   std::string format = "full";
   std::string targetTorch;  // --target-torch
+  std::vector<std::string> extraArgsBefore, extraArgs;  // C++: --extra-arg-before, --extra-arg
+  std::vector<std::string> fixedFlags;                  // C++: the flags after `--`
+  bool useFixedFlags = false;
+  std::string exportFixes;                              // --export-fixes FILE
   bool formatGiven = false, fixGiven = false, unsafeFixesGiven = false;
   bool noFix = false, noUnsafeFixes = false;
   std::string outputFile;
@@ -123,7 +128,16 @@ bool applyConfigDefaults(CheckArgs& a, const CliOverrides& cli) {
 
 int runCheck(const CheckArgs& given) {
   CheckArgs a = given;
-  cpp::configure(cpp::Settings{a.buildPath, a.projectRoot, a.noProject});
+  cpp::Settings cppSettings;
+  cppSettings.buildDir = a.buildPath;
+  cppSettings.projectRoot = a.projectRoot;
+  cppSettings.alone = a.noProject;
+  cppSettings.verbose = a.verbose > 0;
+  cppSettings.extraArgsBefore = a.extraArgsBefore;
+  cppSettings.extraArgs = a.extraArgs;
+  cppSettings.fixedFlags = a.fixedFlags;
+  cppSettings.useFixedFlags = a.useFixedFlags;
+  cpp::configure(cppSettings);
   {
     CliOverrides where;
     where.configFile = a.configFile;
@@ -219,6 +233,11 @@ int runCheck(const CheckArgs& given) {
       // Resolve each file's settings up front (config errors surface before any work). Files
       // share identical settings: memory stays flat however many files a run holds.
       std::unordered_map<std::string, CheckOptions> optionsByKey;  // nodes stay put: pointers into it are stable
+      std::string cppKey = "|p=" + a.buildPath + "|root=" + a.projectRoot + (a.noProject ? "|alone" : "");
+      for (const std::string& f : a.extraArgsBefore) cppKey += "|xb=" + f;
+      for (const std::string& f : a.extraArgs) cppKey += "|x=" + f;
+      if (a.useFixedFlags) cppKey += "|--";
+      for (const std::string& f : a.fixedFlags) cppKey += " " + f;
       std::vector<const CheckOptions*> perFileOptions(walked.files.size());
       std::vector<const std::string*> selectionKeys(walked.files.size());
       for (size_t i = 0; i < walked.files.size(); ++i) {
@@ -228,9 +247,7 @@ int runCheck(const CheckArgs& given) {
         o.selection = resolver.selectionFor(*cfg, abs);
         // C++ findings also depend on which compile_commands.json was asked for.
         // A C++ file's findings also depend on its flags and on which headers are its project's.
-        std::string key = o.selection.fingerprint() +
-                          (isCppPath(walked.files[i]) ? "|p=" + a.buildPath + "|root=" + a.projectRoot + (a.noProject ? "|alone" : "")
-                                                      : std::string());
+        std::string key = o.selection.fingerprint() + (isCppPath(walked.files[i]) ? cppKey : std::string());
         auto it = optionsByKey.try_emplace(std::move(key), std::move(o)).first;
         perFileOptions[i] = &it->second;
         selectionKeys[i] = &it->first;
@@ -382,6 +399,16 @@ int runCheck(const CheckArgs& given) {
   } catch (const ConfigError& e) {
     std::cerr << "oomlint: error: " << e.what() << "\n";
     return 2;
+  }
+
+  if (!a.exportFixes.empty()) {
+    std::string tmp = a.exportFixes + ".tmp." + std::to_string(::getpid());
+    bool written = static_cast<bool>(std::ofstream(tmp, std::ios::binary) << report::clangFixesYaml(results, a.unsafeFixes, currentDir()));
+    if (!written || std::rename(tmp.c_str(), a.exportFixes.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      std::cerr << "oomlint: error: --export-fixes: cannot write " << a.exportFixes << "\n";
+      return 2;
+    }
   }
 
   std::ofstream file;
@@ -547,6 +574,10 @@ int main(int argc, char** argv) {
   check->add_flag("--no-cache", ca.noCache, "Do not read or write the results cache (.oomlint_cache/)");
   check->add_option("-p,--build-path", ca.buildPath,
                     "C++: folder holding compile_commands.json (default: searched in the file's parent folders)");
+  check->add_option("--extra-arg", ca.extraArgs, "C++: a Clang flag to append to every compile command (repeatable)")->allow_extra_args(false);
+  check->add_option("--extra-arg-before", ca.extraArgsBefore, "C++: a Clang flag to prepend to every compile command (repeatable)")->allow_extra_args(false);
+  check->add_option("--export-fixes", ca.exportFixes,
+                    "Write the fixes (safe ones, and unsafe with --unsafe-fixes) as YAML for clang-apply-replacements");
   check->add_option("--target-torch", ca.targetTorch,
                     "Oldest PyTorch the code must run on (2.1): no fix or advice needs a newer one (default: target-torch, "
                     "else the project's declared torch requirement)");
@@ -574,7 +605,17 @@ int main(int argc, char** argv) {
   clean->add_option("--cache-dir", cleanDir, "The cache folder to remove");
 
   try {
-    app.parse(argc, argv);
+    // `oomlint check FILES -- FLAGS`: as in clang-tidy, what follows `--` is the C++ compile
+    // command for every file (no compile_commands.json is read).
+    int parsed = argc;
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]) == "--") {
+        parsed = i;
+        ca.useFixedFlags = true;
+        ca.fixedFlags.assign(argv + i + 1, argv + argc);
+        break;
+      }
+    app.parse(parsed, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

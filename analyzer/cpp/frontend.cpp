@@ -113,10 +113,16 @@ void collectDirectiveComments(Module& m) {
 /// (the stand-in header does not declare everything) and say nothing about the user's code.
 /// In bundled mode even some "parse issues" are echoes of an undeclared name (`foo<float>(x)`
 /// with `foo` unknown reads as a comparison), so only errors no declaration can cause count there.
+/// With the file's real flags (compile_commands.json) it fails closed, as clang-tidy does: the
+/// first error of any kind, in the file, in a header it includes, or in the flags themselves,
+/// means the analysis may be missing code, and is reported.
 class FirstSyntaxError : public clang::DiagnosticConsumer {
  public:
-  FirstSyntaxError(Module& m, bool bundled)
-      : m_(m), bundled_(bundled), debug_(std::getenv("OOMLINT_DEBUG_CLANG") != nullptr) {}
+  /// `flags`: where the real flags came from, for the message ("compile_commands.json").
+  FirstSyntaxError(Module& m, bool bundled, std::string flags)
+      : m_(m), bundled_(bundled), debug_(std::getenv("OOMLINT_DEBUG_CLANG") != nullptr) {
+    flags_ = std::move(flags);
+  }
   /// A precompiled preamble that could not be used (stale, or built with other flags).
   bool pchRejected() const { return pchRejected_; }
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
@@ -133,10 +139,21 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
       std::string where = info.hasSourceManager() ? info.getLocation().printToString(info.getSourceManager()) : "";
       llvm::errs() << "clang: " << where << ": " << text << "\n";
     }
-    if (level < clang::DiagnosticsEngine::Error || !info.hasSourceManager()) return;
+    if (level < clang::DiagnosticsEngine::Error) return;
+    if (!info.hasSourceManager() || info.getLocation().isInvalid()) {
+      if (!bundled_ && flagsError_.empty()) {  // the driver: an option Clang does not know, a missing input
+        llvm::SmallString<128> text;
+        info.FormatDiagnostic(text);
+        flagsError_ = text.str().str();
+      }
+      return;
+    }
     const clang::SourceManager& sm = info.getSourceManager();
     clang::SourceLocation loc = sm.getFileLoc(info.getLocation());
-    if (!sm.isWrittenInMainFile(loc)) return;
+    if (!sm.isWrittenInMainFile(loc)) {
+      if (!bundled_ && firstError_.message.empty()) noteHeaderError(sm, loc, info);
+      return;
+    }
     uint32_t off = sm.getFileOffset(loc);
     uint32_t line = m_.lineOf(off);
     llvm::SmallString<128> text;
@@ -144,6 +161,7 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
     llvm::StringRef t = text.str();
     unsigned category = clang::DiagnosticIDs::getCategoryNumberForDiag(info.getID());
     if (clang::DiagnosticIDs::getCategoryNameFromID(category) != llvm::StringRef("Parse Issue")) {
+      if (!bundled_ && firstError_.message.empty()) firstError_ = issueAt(off, "C++ error: " + t.str());
       // A name the stand-in (or an include that could not be found) does not declare: the
       // parse issues of that line are its echo (`ns::Type x(1);` then reads as an expression).
       if (bundled_ && (t.startswith("use of undeclared") || t.startswith("unknown type name") || t.startswith("no template named") ||
@@ -151,6 +169,7 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
         undeclaredLines_.push_back(line);
       return;
     }
+    if (!bundled_ && firstError_.message.empty()) firstError_ = issueAt(off, "C++ syntax error: " + t.str());
     if (bundled_ && !(t.startswith("expected ';'") || t.startswith("expected '}'") || t.startswith("extraneous closing brace") ||
                       t.startswith("missing terminating") || t.startswith("unterminated")))
       return;
@@ -164,8 +183,20 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
     candidates_.push_back(std::move(issue));
   }
 
-  /// After the parse: the first syntax error that is not the echo of an undeclared name.
-  void finish() {
+  /// After the parse: the first syntax error that is not the echo of an undeclared name; with
+  /// real flags, else the flags' error, a missing header, another error of the file or one of a
+  /// header it includes.
+  void finish(const std::vector<std::pair<uint32_t, std::string>>& missingHeaders) {
+    if (!bundled_) {
+      // Real flags: the flags' own error, else a header that is not there (the errors after it
+      // are its echoes), else the first error wherever it is.
+      std::string why = " (with the flags of " + flags_ + "; the analysis may be missing code)";
+      if (!flagsError_.empty()) m_.syntaxIssues.push_back(issueAt(0, "C++ flags rejected by Clang: " + flagsError_ + why));
+      else if (!missingHeaders.empty())
+        m_.syntaxIssues.push_back(issueAt(missingHeaders.front().first, "C++ error: '" + missingHeaders.front().second + "' file not found" + why));
+      else if (!firstError_.message.empty()) m_.syntaxIssues.push_back(issueAt(firstError_.span.begin, firstError_.message + why));
+      return;
+    }
     for (SyntaxIssue& issue : candidates_) {
       if (std::find(undeclaredLines_.begin(), undeclaredLines_.end(), issue.span.line) != undeclaredLines_.end()) continue;
       m_.syntaxIssues.push_back(std::move(issue));
@@ -174,6 +205,32 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
   }
 
  private:
+  SyntaxIssue issueAt(uint32_t off, std::string message) const {
+    SyntaxIssue issue;
+    issue.span.begin = issue.span.end = off;
+    issue.span.line = m_.lineOf(off);
+    issue.span.col = off - m_.lineStarts[issue.span.line - 1];
+    issue.span.endLine = issue.span.line;
+    issue.span.endCol = issue.span.col;
+    issue.message = std::move(message);
+    return issue;
+  }
+
+  /// An error inside an included header: reported at the main file's #include that leads to it.
+  void noteHeaderError(const clang::SourceManager& sm, clang::SourceLocation loc, const clang::Diagnostic& info) {
+    clang::SourceLocation at = loc;
+    for (int guard = 0; guard < 64 && at.isValid() && !sm.isWrittenInMainFile(at); ++guard) at = sm.getIncludeLoc(sm.getFileID(at));
+    if (at.isInvalid() || !sm.isWrittenInMainFile(at)) return;  // the preamble or a forced include
+    llvm::SmallString<128> text;
+    info.FormatDiagnostic(text);
+    clang::PresumedLoc where = sm.getPresumedLoc(loc);
+    std::string place = where.isValid() ? std::string(where.getFilename()) + ":" + std::to_string(where.getLine()) : "a header";
+    firstError_ = issueAt(sm.getFileOffset(sm.getFileLoc(at)), "C++ error in " + place + ": " + text.str().str());
+  }
+
+  std::string flags_;
+  std::string flagsError_;
+  SyntaxIssue firstError_;  // real flags: the first error of the file or of a header it includes
   Module& m_;
   bool bundled_;
   bool debug_;
@@ -182,10 +239,19 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
   std::vector<uint32_t> undeclaredLines_;
 };
 
-/// Turns a missing #include into an empty header (or, for LibTorch names, the stand-in).
+/// Turns a missing #include into an empty header (or, for LibTorch names, the stand-in), and
+/// remembers where the main file asked for it.
 class MissingIncludes : public clang::PPCallbacks {
  public:
-  explicit MissingIncludes(llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs) : fs_(std::move(fs)) {}
+  MissingIncludes(llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs, const clang::SourceManager& sm,
+                  std::vector<std::pair<uint32_t, std::string>>& missing)
+      : fs_(std::move(fs)), sm_(sm), missing_(missing) {}
+  void InclusionDirective(clang::SourceLocation hash, const clang::Token&, llvm::StringRef name, bool, clang::CharSourceRange,
+                          const clang::FileEntry* file, llvm::StringRef, llvm::StringRef, const clang::Module*,
+                          clang::SrcMgr::CharacteristicKind) override {
+    if (file && file->getName().startswith(kMissingDir) && sm_.isWrittenInMainFile(hash))
+      missing_.emplace_back(sm_.getFileOffset(hash), name.str());
+  }
   bool FileNotFound(llvm::StringRef name, llvm::SmallVectorImpl<char>& recovery) override {
     if (name.empty() || name.startswith("/") || name.contains("..")) return false;
     bool torch = name.startswith("torch/") || name.startswith("ATen/") || name.startswith("c10/");
@@ -197,6 +263,8 @@ class MissingIncludes : public clang::PPCallbacks {
 
  private:
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
+  const clang::SourceManager& sm_;
+  std::vector<std::pair<uint32_t, std::string>>& missing_;
 };
 
 class LowerConsumer : public clang::SemaConsumer {
@@ -226,13 +294,14 @@ class LowerConsumer : public clang::SemaConsumer {
 
 class LowerAction : public clang::ASTFrontendAction {
  public:
-  LowerAction(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs, std::string projectRoot)
-      : m_(m), fs_(std::move(fs)), projectRoot_(std::move(projectRoot)) {}
+  LowerAction(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs, std::string projectRoot,
+              std::vector<std::pair<uint32_t, std::string>>& missing)
+      : m_(m), fs_(std::move(fs)), projectRoot_(std::move(projectRoot)), missing_(missing) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
     return std::make_unique<LowerConsumer>(m_, projectRoot_);
   }
   bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
-    ci.getPreprocessor().addPPCallbacks(std::make_unique<MissingIncludes>(fs_));
+    ci.getPreprocessor().addPPCallbacks(std::make_unique<MissingIncludes>(fs_, ci.getSourceManager(), missing_));
     return true;
   }
   // Parsed as a translation-unit prefix: Sema then skips its end-of-file work (defining the vtables
@@ -246,13 +315,16 @@ class LowerAction : public clang::ASTFrontendAction {
   Module& m_;
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
   std::string projectRoot_;
+  std::vector<std::pair<uint32_t, std::string>>& missing_;
 };
 
 class LowerActionFactory : public clang::tooling::FrontendActionFactory {
  public:
   LowerActionFactory(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs, std::string projectRoot)
       : m_(m), fs_(std::move(fs)), projectRoot_(std::move(projectRoot)) {}
-  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<LowerAction>(m_, fs_, projectRoot_); }
+  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<LowerAction>(m_, fs_, projectRoot_, missing); }
+  /// Where the main file #includes a header that could not be found: (offset, name).
+  std::vector<std::pair<uint32_t, std::string>> missing;
 
  private:
   Module& m_;
@@ -482,7 +554,7 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> bundledFiles() {
 
 /// One Clang run over `source`: fills `m` (module, syntax issue). False when Clang did not run.
 bool parseOnce(Module& m, const std::string& file, const std::string& directory, std::vector<std::string> flags,
-               const std::string& pch, bool bundled, const std::string& projectRoot, bool& pchRejected) {
+               const std::string& pch, bool bundled, const std::string& flagsOrigin, const std::string& projectRoot, bool& pchRejected) {
   auto memory = bundledFiles();
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
   overlay->pushOverlay(memory);
@@ -490,12 +562,12 @@ bool parseOnce(Module& m, const std::string& file, const std::string& directory,
   clang::tooling::FixedCompilationDatabase db(directory, flags);
   clang::tooling::ClangTool tool(db, {file}, std::make_shared<clang::PCHContainerOperations>(), overlay);
   tool.mapVirtualFile(file, m.source);
-  FirstSyntaxError diagnostics(m, bundled);
+  FirstSyntaxError diagnostics(m, bundled, flagsOrigin);
   tool.setDiagnosticConsumer(&diagnostics);
   tool.setPrintErrorMessage(false);
   LowerActionFactory factory(m, memory, projectRoot);
   tool.run(&factory);
-  diagnostics.finish();
+  diagnostics.finish(factory.missing);
   pchRejected = diagnostics.pchRejected();
   return !m.functions.empty();
 }
@@ -526,18 +598,37 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
   std::unique_ptr<Module> m = fresh();
 
   std::string file = absolutePath(req.path.empty() || req.path == "-" ? "stdin.cpp" : req.path);
-  std::string dbError;
-  std::unique_ptr<clang::tooling::CompilationDatabase> db = findDatabase(file, req.buildDir, dbError);
-  if (!dbError.empty() && !db) {
-    res.error = dbError;
-    return;
-  }
   std::vector<clang::tooling::CompileCommand> commands;
-  if (db) commands = db->getCompileCommands(file);
+  if (req.useFixedFlags) {
+    // `-- FLAGS`, as clang-tidy reads them: the flags for every file, in the working directory.
+    std::vector<std::string> line{"clang++"};
+    line.insert(line.end(), req.fixedFlags.begin(), req.fixedFlags.end());
+    line.push_back(file);
+    commands.emplace_back(".", file, std::move(line), "");
+  } else {
+    std::string dbError;
+    std::unique_ptr<clang::tooling::CompilationDatabase> db = findDatabase(file, req.buildDir, dbError);
+    if (!dbError.empty() && !db) {
+      res.error = dbError;
+      return;
+    }
+    if (db) commands = db->getCompileCommands(file);
+  }
   bool bundled = commands.empty();
-  res.mode = bundled ? "bundled" : "compile_commands";
+  res.mode = bundled ? "bundled" : req.useFixedFlags ? "fixed flags" : "compile_commands";
   std::string directory;
   std::vector<std::string> flags = flagsFor(file, bundled ? nullptr : &commands.front(), directory);
+  flags.insert(flags.begin(), req.extraArgsBefore.begin(), req.extraArgsBefore.end());
+  flags.insert(flags.end(), req.extraArgs.begin(), req.extraArgs.end());
+  res.directory = directory;
+  // LibTooling aborts the process on a working directory it cannot enter: refuse it first.
+  if (!bundled && !llvm::sys::fs::is_directory(directory)) {
+    res.error = "the compile command of " + req.path + " runs in " + directory + ", which is not a folder";
+    return;
+  }
+  res.commandLine = "clang";
+  for (const std::string& f : flags) res.commandLine += " " + f;
+  res.commandLine += " " + file;
 
   // The shared preamble, precompiled: the bundled prelude, or the file's own #include block.
   std::string preamble;
@@ -557,12 +648,13 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
     pch = precompiledPreamble(pchDir, flags, preamble, directory, overlay);
   }
   bool pchRejected = false;
-  bool ran = parseOnce(*m, file, directory, flags, pch, bundled, req.projectRoot, pchRejected);
+  std::string origin = req.useFixedFlags ? "`--`" : "compile_commands.json";
+  bool ran = parseOnce(*m, file, directory, flags, pch, bundled, origin, req.projectRoot, pchRejected);
   if (pchRejected) {
     // Stale (a header changed since) or incompatible: drop it, parse without, rebuild next time.
     llvm::sys::fs::remove(pch);
     m = fresh();
-    ran = parseOnce(*m, file, directory, flags, "", bundled, req.projectRoot, pchRejected);
+    ran = parseOnce(*m, file, directory, flags, "", bundled, origin, req.projectRoot, pchRejected);
   }
   if (!ran) {
     // Clang could not run (bad flags in compile_commands.json): say so, do not guess.

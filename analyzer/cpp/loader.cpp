@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -109,8 +110,17 @@ std::unique_ptr<Module> parse(const std::string& path, std::string source, std::
   req.source = std::move(source);
   req.buildDir = settings().buildDir;
   req.projectRoot = projectRootFor(path);
+  req.extraArgsBefore = settings().extraArgsBefore;
+  req.extraArgs = settings().extraArgs;
+  req.fixedFlags = settings().fixedFlags;
+  req.useFixedFlags = settings().useFixedFlags;
   ParseResult res;
   l.parse(req, res);
+  if (settings().verbose && !res.commandLine.empty()) {
+    static std::mutex printing;
+    std::lock_guard<std::mutex> lock(printing);
+    std::fprintf(stderr, "oomlint: %s (%s, in %s): %s\n", path.c_str(), res.mode.c_str(), res.directory.c_str(), res.commandLine.c_str());
+  }
   if (mode) *mode = res.mode;
   if (!res.module) error = res.error.empty() ? "the C++ front end failed on " + path : res.error;
   return std::move(res.module);

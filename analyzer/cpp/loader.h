@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/model.h"
 
@@ -17,6 +18,10 @@ struct Settings {
   /// it with a CMakeLists.txt; else the file's own folder.
   std::string projectRoot;
   bool alone = false;    // `--no-project`: the file alone, without what its project's headers define
+  bool verbose = false;  // `-v`: each file's Clang command line on standard error
+  std::vector<std::string> extraArgsBefore, extraArgs;  // `--extra-arg-before`, `--extra-arg`
+  std::vector<std::string> fixedFlags;                  // `-- FLAGS`: every file's flags, no database
+  bool useFixedFlags = false;
 };
 void configure(Settings settings);
 

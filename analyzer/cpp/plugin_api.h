@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/model.h"
 
@@ -19,6 +20,10 @@ struct ParseRequest {
   /// Headers below this folder are the project's own: what the file calls from them is lowered
   /// too, for its summaries. Empty = the file alone.
   std::string projectRoot;
+  /// clang-tidy's `--extra-arg-before`, `--extra-arg` and `-- FLAGS` (flags that stand for
+  /// compile_commands.json; empty `fixedFlags` with `useFixedFlags` false: not given).
+  std::vector<std::string> extraArgsBefore, extraArgs, fixedFlags;
+  bool useFixedFlags = false;
 };
 
 struct ParseResult {
@@ -27,6 +32,8 @@ struct ParseResult {
   /// How the file was read: "compile_commands" (its real flags) or "bundled" (oomlint's own
   /// declarations stand in for LibTorch). Reported by `--verbose`-style messages and tests.
   std::string mode;
+  /// The Clang command the file was parsed with (`--verbose` prints it), and its directory.
+  std::string commandLine, directory;
 };
 
 using ParseFunction = void (*)(const ParseRequest&, ParseResult&);

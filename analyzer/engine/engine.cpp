@@ -244,6 +244,11 @@ FileResult checkSource(const std::string& path, std::string source, const CheckO
   result.lang = doc.lang;
   if (!doc.module) {
     if (!doc.skippedReason.empty()) result.skippedReason = doc.skippedReason;
+    if (!doc.parseFailure.empty()) {
+      Span s;
+      s.line = 1;
+      result.findings.push_back(engineFinding(kParseErrorCode, s, doc.parseFailure));
+    }
     if (doc.nulBytes) {
       Span s;
       s.line = 1;

@@ -50,7 +50,9 @@ ParsedDocument parseDocument(const std::string& path, std::string source, Docume
     std::string error;
     out.module = cpp::parse(path, source, error);
     if (!out.module) {
-      out.skippedReason = error + "; " + path + " was not checked";
+      // Fail closed: a file Clang could not read is an error, unless oomlint has no C++ front end.
+      if (cpp::available()) out.parseFailure = error;
+      else out.skippedReason = error + "; " + path + " was not checked";
       out.source = std::move(source);
     }
     return out;

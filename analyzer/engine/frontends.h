@@ -24,7 +24,8 @@ struct ParsedDocument {
   Lang lang = Lang::Python;
   bool nulBytes = false;           // Python text with NUL bytes: not source code
   bool nothingToFind = false;      // C++ that never names torch, ATen or c10: not parsed at all
-  std::string skippedReason;       // the C++ front end could not run (not installed, bad flags)
+  std::string skippedReason;       // the C++ front end is not installed: a note, the file is skipped
+  std::string parseFailure;        // Clang could not read the file with its flags: an error (OOM000)
   std::string source;              // the text, when no module holds it
 };
 

@@ -480,6 +480,14 @@ class Server final : public NotebookHost {
         cppErrorShown_ = true;
         notify("window/showMessage", {{"type", 2}, {"message", "oomlint: " + doc.skippedReason}});
       }
+      if (!doc.parseFailure.empty()) {  // Clang could not read it with its flags: said on line 1
+        Finding f;
+        f.code = kParseErrorCode;
+        f.message = doc.parseFailure;
+        f.span.line = 1;
+        f.severity = Severity::Error;
+        d.findings.push_back(std::move(f));
+      }
     } else if (language == DocumentLanguage::Python && d.text.find('\0') == std::string::npos) {
       d.module = d.python.model(d.path, d.text);  // the per-statement incremental model
     }
