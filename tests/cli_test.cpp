@@ -399,6 +399,35 @@ TEST_F(Cli, TargetTorchKeepsFixesAndAdviceToTheOldestSupportedPyTorch) {
   EXPECT_EQ(2, run("check amp.py", dir).rc);
 }
 
+TEST_F(Cli, InARepositoryGitDecidesWhatIsIgnored) {
+  // .git/info/exclude and core.excludesFile count, with git's own semantics (libgit2), as ruff's
+  // walker does; outside a repository the .gitignore files are read as before.
+  ASSERT_EQ(0, std::system(("git init -q '" + dir.string() + "'").c_str()));
+  spit(dir / ".git" / "info" / "exclude", "local_only.py\n");
+  spit(dir / "global_ignore", "scratch/\n");
+  ASSERT_EQ(0, std::system(("git -C '" + dir.string() + "' config core.excludesFile '" + (dir / "global_ignore").string() + "'").c_str()));
+  spit(dir / ".gitignore", "gen/*\n!gen/keep.py\nlogs/\n");
+  for (const char* f : {"local_only.py", "scratch/try.py", "gen/made.py", "gen/keep.py", "logs/run.py", "logs/sub/deep.py", "src/real.py"})
+    spit(dir / f, kLeaky);
+  Result r = run("check --no-cache --output-format concise .", dir);
+  EXPECT_NE(std::string::npos, r.out.find("src/real.py")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("gen/keep.py")) << "re-included by `!gen/keep.py`: " << r.out;
+  for (const char* skipped : {"local_only.py", "scratch/try.py", "gen/made.py", "logs/run.py", "deep.py"})
+    EXPECT_EQ(std::string::npos, r.out.find(skipped)) << skipped << "\n" << r.out;
+  // A file or folder named on the command line is checked even when git ignores it.
+  EXPECT_NE(std::string::npos, run("check --no-cache --output-format concise local_only.py", dir).out.find("local_only.py:10"));
+  EXPECT_NE(std::string::npos, run("check --no-cache --output-format concise scratch", dir).out.find("scratch/try.py:10"));
+  spit(dir / "oomlint.toml", "respect-gitignore = false\n");
+  EXPECT_NE(std::string::npos, run("check --no-cache --output-format concise .", dir).out.find("local_only.py")) << "respect-gitignore = false";
+  fs::remove(dir / "oomlint.toml");
+  // The results cache sits at the project root, wherever oomlint runs in it.
+  fs::remove_all(dir / ".oomlint_cache");
+  run("check ../src/real.py", dir / "gen");
+  EXPECT_TRUE(fs::exists(dir / ".oomlint_cache"));
+  EXPECT_FALSE(fs::exists(dir / "gen" / ".oomlint_cache"));
+  EXPECT_NE(std::string::npos, run("clean", dir / "src").out.find("Removed " + (dir / ".oomlint_cache").string()));
+}
+
 TEST_F(Cli, WalkSkipsHiddenVenvBuildAndGitignored) {
   spit(dir / ".gitignore", "generated/\n*_tmp.py\n");
   spit(dir / "generated" / "g.py", kLeaky);

@@ -126,6 +126,19 @@ bool applyConfigDefaults(CheckArgs& a, const CliOverrides& cli) {
   return true;
 }
 
+/// `.oomlint_cache` at the root of the project oomlint runs in (as ruff keeps `.ruff_cache`): the
+/// nearest folder above the working directory with a configuration file, pyproject.toml,
+/// setup.cfg, setup.py or .git; else the working directory.
+std::string defaultCacheDir() {
+  std::string cwd = currentDir();
+  for (std::string d = cwd; !d.empty(); d = parentDirectory(d)) {
+    for (const char* marker : {"/oomlint.toml", "/.oomlint.toml", "/pyproject.toml", "/setup.cfg", "/setup.py", "/.git"})
+      if (::access((d + marker).c_str(), F_OK) == 0) return d + "/.oomlint_cache";
+    if (d == "/") break;
+  }
+  return cwd + "/.oomlint_cache";
+}
+
 int runCheck(const CheckArgs& given) {
   CheckArgs a = given;
   cpp::Settings cppSettings;
@@ -262,7 +275,7 @@ int runCheck(const CheckArgs& given) {
       std::unique_ptr<ResultCache> cache;
       if (!a.noCache && !fixing && !a.addNoqa) {
         std::string warning;
-        cache = std::make_unique<ResultCache>(a.cacheDir.empty() ? currentDir() + "/.oomlint_cache" : a.cacheDir, warning);
+        cache = std::make_unique<ResultCache>(a.cacheDir.empty() ? defaultCacheDir() : a.cacheDir, warning);
         if (!warning.empty()) std::cerr << "oomlint: warning: " << warning << "\n";
       }
       // Python modules and notebooks are checked as parts of their projects (what other modules
@@ -585,7 +598,7 @@ int main(int argc, char** argv) {
   check->add_option("--project-root", ca.projectRoot,
                     "The project's root (default: the nearest folder with pyproject.toml, setup.cfg, setup.py or .git)");
   check->add_flag("-v,--verbose", ca.verbose, "Say which projects were read and how (twice: why files were analysed again)");
-  check->add_option("--cache-dir", ca.cacheDir, "Where the results cache lives (default: ./.oomlint_cache)");
+  check->add_option("--cache-dir", ca.cacheDir, "Where the results cache lives (default: .oomlint_cache at the project root)");
   check->add_flag("--verify", ca.verify, "Measure each finding's pattern with oomlint-probe (LibTorch) and print the cost");
   check->add_option("--probe", ca.probePath, "Path of oomlint-probe for --verify");
   check->add_option("--workload", ca.workloadFile, "JSON sizes for --verify (width, depth, batch, seq, vocab, steps, dtype)");
@@ -601,7 +614,7 @@ int main(int argc, char** argv) {
   auto* server = app.add_subcommand("server", "Run the Language Server (LSP) over stdio");
 
   std::string cleanDir;
-  auto* clean = app.add_subcommand("clean", "Remove the results cache (./.oomlint_cache, or --cache-dir)");
+  auto* clean = app.add_subcommand("clean", "Remove the results cache (.oomlint_cache at the project root, or --cache-dir)");
   clean->add_option("--cache-dir", cleanDir, "The cache folder to remove");
 
   try {
@@ -637,7 +650,7 @@ int main(int argc, char** argv) {
       return runCheck(ca);
     }
     if (*server) return lsp::runServer(0, 1);
-    if (*clean) return cleanCache(std::cout, cleanDir.empty() ? currentDir() + "/.oomlint_cache" : cleanDir);
+    if (*clean) return cleanCache(std::cout, cleanDir.empty() ? defaultCacheDir() : cleanDir);
     if (*rule) {
       if (!ruleAll && ruleCode.empty()) {
         std::cerr << "oomlint: error: give a rule code or --all\n";
