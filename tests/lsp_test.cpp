@@ -744,3 +744,30 @@ TEST(Lsp, SettingsAreAskedForWatchersRegisteredAndCommandsRun) {
   c.request(13, "workspace/executeCommand", {{"command", "oomlint.noSuchCommand"}});
   EXPECT_TRUE(c.response(13).contains("error"));
 }
+
+TEST(Lsp, FixesAreMadeWithTheFilesOwnConfiguration) {
+  // A rule the project turns off is neither shown nor fixed, by a quick fix or by fix-all.
+  fs::path dir = fs::temp_directory_path() / ("oomlint_lsp_fixcfg_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string eval = "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        y = model(x)\n";
+  { std::ofstream(dir / "eval.py") << eval; }
+  std::string uri = "file://" + (dir / "eval.py").string();
+  json range = {{"start", {{"line", 5}, {"character", 0}}}, {"end", {{"line", 5}, {"character", 20}}}};
+  for (bool off : {false, true}) {
+    if (off) { std::ofstream(dir / "pyproject.toml") << "[tool.oomlint]\n[tool.oomlint.per-file-ignores]\n\"eval.py\" = [\"OOM201\"]\n"; }
+    LspClient c;
+    c.initialize();
+    c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", eval}}}});
+    EXPECT_EQ(off ? 0u : 1u, c.diagnosticsFor(uri).size());
+    c.request(2, "textDocument/codeAction", {{"textDocument", {{"uri", uri}}}, {"range", range}, {"context", {{"diagnostics", json::array()}}}});
+    json actions = c.response(2)["result"];
+    bool fixAll = false, quickFix = false;
+    for (const json& a : actions) {
+      fixAll |= a["kind"] == "source.fixAll.oomlint";
+      quickFix |= a["kind"] == "quickfix" && a["title"].get<std::string>().find("no_grad") != std::string::npos;
+    }
+    EXPECT_EQ(!off, fixAll) << actions.dump();
+    EXPECT_EQ(!off, quickFix) << actions.dump();
+  }
+  fs::remove_all(dir);
+}

@@ -4,11 +4,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "test_util.h"
+#include "version.h"
 
 namespace fs = std::filesystem;
 
@@ -80,6 +82,31 @@ TEST_F(Tools, PreCommitHookFailsOnLeakPassesOnCleanAndSkipsOtherFiles) {
   EXPECT_NE(std::string::npos, slurp(dir / "out3.txt").find("no files to check")) << slurp(dir / "out3.txt");
 }
 
+TEST_F(Tools, VersionHasOneSource) {
+  // CMakeLists.txt's project version is what --version says, and CHANGELOG.md's newest release.
+  std::string cmake = slurp(fs::path(OOMLINT_SOURCE_DIR) / "CMakeLists.txt");
+  size_t at = cmake.find("project(oomlint VERSION ");
+  ASSERT_NE(std::string::npos, at);
+  std::string version = cmake.substr(at + 24, cmake.find(' ', at + 24) - at - 24);
+  EXPECT_EQ(std::string(OOMLINT_VERSION), version);
+  std::string changelog = slurp(fs::path(OOMLINT_SOURCE_DIR) / "CHANGELOG.md");
+  size_t release = std::string::npos;
+  for (size_t p = changelog.find("\n## "); p != std::string::npos; p = changelog.find("\n## ", p + 1))
+    if (std::isdigit(static_cast<unsigned char>(changelog[p + 4]))) {
+      release = p + 4;
+      break;
+    }
+  ASSERT_NE(std::string::npos, release) << "CHANGELOG.md names no release";
+  EXPECT_EQ(version, changelog.substr(release, changelog.find('\n', release) - release));
+  ASSERT_EQ(0, sh(std::string(OOMLINT_BINARY) + " --version > '" + (dir / "short.txt").string() + "'"));
+  EXPECT_EQ("oomlint " + version + "\n", slurp(dir / "short.txt"));
+  ASSERT_EQ(0, sh(std::string(OOMLINT_BINARY) + " version > '" + (dir / "long.txt").string() + "'"));
+  std::string long_ = slurp(dir / "long.txt");
+  EXPECT_EQ(0u, long_.find("oomlint " + version + "\nLicense: MIT")) << long_;
+  EXPECT_NE(std::string::npos, long_.find("LibTorch C++: yes")) << long_;
+  EXPECT_EQ(0u, slurp(fs::path(OOMLINT_SOURCE_DIR) / "LICENSE").find("MIT License"));
+}
+
 TEST_F(Tools, DebianPackageContainsAWorkingOomlint) {
   ASSERT_EQ(0, sh("command -v cpack >/dev/null && command -v dpkg-deb >/dev/null"));
   std::string build = fs::path(OOMLINT_BINARY).parent_path().string();
@@ -93,6 +120,8 @@ TEST_F(Tools, DebianPackageContainsAWorkingOomlint) {
   EXPECT_EQ(0, sh("'" + (dir / "root/usr/bin/oomlint").string() + "' --version > '" + (dir / "v.txt").string() + "'"));
   EXPECT_EQ(0u, slurp(dir / "v.txt").find("oomlint 0."));
   EXPECT_TRUE(fs::exists(dir / "root/usr/share/bash-completion/completions/oomlint"));
+  EXPECT_EQ(0u, slurp(dir / "root/usr/share/doc/oomlint/copyright").find("MIT License")) << "the license ships";
+  EXPECT_TRUE(fs::exists(dir / "root/usr/share/doc/oomlint/CHANGELOG.md"));
   ASSERT_EQ(0, sh("dpkg-deb -f '" + deb + "' Depends > '" + (dir / "deps.txt").string() + "'"));
   EXPECT_NE(std::string::npos, slurp(dir / "deps.txt").find("libtree-sitter")) << slurp(dir / "deps.txt");
   // The C++ front end ships in the package and is found from the installed layout. Clang and

@@ -612,6 +612,7 @@ int main(int argc, char** argv) {
   rule->add_option("--output-format", ruleFormat, "text (default) or json");
 
   auto* server = app.add_subcommand("server", "Run the Language Server (LSP) over stdio");
+  auto* version = app.add_subcommand("version", "The version, the license, and what this build of oomlint can read");
 
   std::string cleanDir;
   auto* clean = app.add_subcommand("clean", "Remove the results cache (.oomlint_cache at the project root, or --cache-dir)");
@@ -650,6 +651,17 @@ int main(int argc, char** argv) {
       return runCheck(ca);
     }
     if (*server) return lsp::runServer(0, 1);
+    if (*version) {
+      std::string why;
+      bool cppFrontEnd = cpp::available(&why);
+      std::string probe = locateProbe("");
+      std::cout << "oomlint " << OOMLINT_VERSION << "\n"
+                << "License: MIT (the LICENSE file; /usr/share/doc/oomlint/copyright when installed)\n"
+                << "Python and notebooks: yes\n"
+                << "LibTorch C++: " << (cppFrontEnd ? std::string("yes (liboomlint-cpp.so)") : "no: " + why) << "\n"
+                << "Runtime check (--verify): " << (probe.empty() ? std::string("no oomlint-probe found") : probe) << "\n";
+      return 0;
+    }
     if (*clean) return cleanCache(std::cout, cleanDir.empty() ? defaultCacheDir() : cleanDir);
     if (*rule) {
       if (!ruleAll && ruleCode.empty()) {

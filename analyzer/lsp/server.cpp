@@ -349,8 +349,9 @@ class Server final : public NotebookHost {
     CheckOptions opts;
     try {
       std::string abs = absolutePath(path);
-      std::shared_ptr<const Config> cfg = configFor(abs);
-      ConfigResolver resolver{settings_.overrides(!cfg->file.empty())};
+      // Only filesystemFirst asks whether a file applies before the editor's settings do.
+      bool fileApplies = settings_.preference == EditorSettings::Preference::FilesystemFirst && !configFor(abs)->file.empty();
+      ConfigResolver resolver{settings_.overrides(fileApplies)};
       opts.selection = resolver.selectionFor(*resolver.forDirectory(parentDirectory(abs)), abs);
     } catch (const ConfigError& e) {
       notify("window/showMessage", {{"type", 1}, {"message", std::string("oomlint: ") + e.what()}});
