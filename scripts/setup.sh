@@ -9,7 +9,6 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
   libtree-sitter-dev               # tree-sitter runtime 0.20.7 (grammar ABI 13-14)
   nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
-  libgit2-dev                      # git's ignore rules (.git/info/exclude, core.excludesFile)
   libgtest-dev                     # tests
   libtorch-dev                     # LibTorch 1.13 (CPU) for oomlint-probe, the runtime check
   libicu72                         # the SARIF validator (.NET) needs ICU

@@ -1,34 +1,30 @@
 #pragma once
-/// What git ignores, answered by git's own rules through libgit2: the `.gitignore` files,
-/// `.git/info/exclude` and `core.excludesFile` (the user's global ignore file), with git's exact
-/// semantics (negations, a folder's exclusion covering what is under it, `**`). Only for paths in
-/// a repository's work tree, and only where `.git/info/exclude` or a global excludes file has
-/// patterns (asking it costs a few microseconds a path); otherwise the walk reads the `.gitignore`
-/// files itself.
+/// What git ignores beyond the `.gitignore` files: `.git/info/exclude` and the global ignore file
+/// (`core.excludesFile`, else `$XDG_CONFIG_HOME/git/ignore`). The walk reads them as it reads
+/// `.gitignore` files, ranked below every `.gitignore` as git ranks them, and the tests hold its
+/// answers to `git ls-files --exclude-standard`'s. Not libgit2: its ignore matching departs from
+/// git's (a `.gitignore` negation does not re-include what info/exclude or the global file
+/// ignores; libgit2 issues #7283, #7284), and it would tie the binary to twenty shared libraries.
 
 #include <string>
-
-struct git_repository;
+#include <vector>
 
 namespace oomlint {
 
 class GitIgnore {
  public:
-  /// The repository whose work tree holds `dir`; none when `dir` is in no repository.
+  /// The repository whose work tree holds `dir` (found as git finds it); none outside one.
   explicit GitIgnore(const std::string& dir);
-  ~GitIgnore();
-  GitIgnore(const GitIgnore&) = delete;
-  GitIgnore& operator=(const GitIgnore&) = delete;
 
-  /// `dir` is in a repository's work tree whose ignore rules reach beyond `.gitignore` files:
-  /// ignored() answers for it.
-  bool managed() const { return repo_ != nullptr; }
-  /// True when git ignores `abs` (a folder when `isDir`), or a folder above it.
-  bool ignored(const std::string& abs, bool isDir) const;
+  /// The ignore files git reads besides the `.gitignore` files, lowest rank first (the global
+  /// file, then info/exclude), those with patterns only; their patterns are relative to workTree().
+  const std::vector<std::string>& excludeFiles() const { return excludeFiles_; }
+  /// The work tree's top folder (absolute, no trailing slash); empty outside a repository.
+  const std::string& workTree() const { return workdir_; }
 
  private:
-  git_repository* repo_ = nullptr;
-  std::string workdir_;  // absolute, without a trailing slash
+  std::string workdir_;
+  std::vector<std::string> excludeFiles_;
 };
 
 }  // namespace oomlint

@@ -120,10 +120,17 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
     };
     std::vector<Item> stack;
     std::shared_ptr<const IgnoreScope> rootScope;
-    // In a repository's work tree git itself decides (info/exclude and core.excludesFile too);
-    // a folder named on the command line that git ignores is still walked, as asked.
+    // In a repository, info/exclude and the global ignore file are read as .gitignore files of
+    // the work tree's top folder that every .gitignore outranks, as git ranks them. A folder
+    // named on the command line that they ignore is still walked, as asked.
     GitIgnore git(abs);
-    bool useGit = git.managed() && !git.ignored(abs, true);
+    for (const std::string& file : git.excludeFiles()) {
+      auto scope = std::make_shared<IgnoreScope>();
+      scope->base = git.workTree();
+      scope->rules = readGitignore(file);
+      scope->parent = rootScope;
+      rootScope = scope;
+    }
     // .gitignore files of the ancestors apply too (running on a subfolder of a repo).
     {
       std::vector<std::string> ancestors;
@@ -152,7 +159,7 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
       stack.pop_back();
       auto cfg = resolver.forDirectory(dir.abs);
       std::shared_ptr<const IgnoreScope> scope = dir.scope;
-      if (cfg->respectGitignore && !useGit && exists(dir.abs + "/.gitignore")) {
+      if (cfg->respectGitignore && exists(dir.abs + "/.gitignore")) {
         auto s = std::make_shared<IgnoreScope>();
         s->base = dir.abs;
         s->rules = readGitignore(dir.abs + "/.gitignore");
@@ -200,7 +207,7 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
         } else if (!isCheckedExtension(name)) {
           continue;
         }
-        if (cfg->respectGitignore && (useGit ? git.ignored(childAbs, isDir) : scope && gitIgnored(scope.get(), childAbs, isDir))) continue;
+        if (cfg->respectGitignore && scope && gitIgnored(scope.get(), childAbs, isDir)) continue;
         if (resolver.excluded(*cfg, childAbs)) continue;
         if (isDir) stack.push_back({childShown, childAbs, scope});
         else result.files.push_back(childShown);

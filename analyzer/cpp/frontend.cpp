@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include "cpp/lower.h"
@@ -491,6 +492,20 @@ void dumpModel(const Module& m) {
 
 /// Compiler flags for `file` (without the compiler name and the input): the compile command's,
 /// stripped of what only a build needs, or oomlint's bundled-mode defaults.
+/// Clang's builtin headers (stddef.h, the intrinsics): a `clang` folder beside this shared object
+/// where a relocatable install (the wheel, the tarball) ships them, else the build machine's.
+const std::string& resourceDir() {
+  static const std::string dir = [] {
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&resourceDir), &info) && info.dli_fname) {
+      std::string beside = parentDirectory(absolutePath(info.dli_fname)) + "/clang";
+      if (::access((beside + "/include/stddef.h").c_str(), R_OK) == 0) return beside;
+    }
+    return std::string(OOMLINT_CLANG_RESOURCE_DIR);
+  }();
+  return dir;
+}
+
 std::vector<std::string> flagsFor(const std::string& file, const clang::tooling::CompileCommand* cmd, std::string& directory) {
   std::vector<std::string> flags;
   bool header = isHeaderPath(file);
@@ -539,7 +554,7 @@ std::vector<std::string> flagsFor(const std::string& file, const clang::tooling:
     flags.insert(flags.end(), {"-idirafter", kBundledDir});
   }
   flags.insert(flags.end(), {"-w", "-ferror-limit=0", "-Qunused-arguments", "-fno-caret-diagnostics",
-                             "-Wno-unknown-warning-option", "-resource-dir=" OOMLINT_CLANG_RESOURCE_DIR});
+                             "-Wno-unknown-warning-option", "-resource-dir=" + resourceDir()});
   return flags;
 }
 
