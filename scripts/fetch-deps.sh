@@ -5,6 +5,7 @@
 #   tree-sitter-python 0.23.6: generated parser with grammar ABI 14, which
 #     Debian 12's libtree-sitter 0.20.7 loads (0.25 does not).
 #   @microsoft/sarif-multitool-linux 5.7.0: validates our SARIF output in tests.
+#   @action-validator/cli 0.6.0 (+ core 0.6.0, chalk 5.2.0): validates .github/ and action.yml.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps="${OOMLINT_DEPS_DIR:-$root/.deps}"
@@ -49,4 +50,15 @@ if [[ "${1:-}" != "--grammar-only" ]]; then
     'sha512-NxUbpq6ISCWoTQ/NfOYEwEDKq1Heka/rMoJ5R5LMydcAZQX/X7g5mWHcgxDub+0M07LC96tZ5LZHvF1Qy3gjTA==' \
     "$deps/sarif-multitool"
   chmod +x "$deps/sarif-multitool/Sarif.Multitool"
+  # The GitHub workflows and action.yml are validated against GitHub's schemas in tests
+  # (they cannot run here): action-validator and its one dependency, laid out as node_modules.
+  fetch @action-validator/cli 0.6.0 \
+    'sha512-Z8TYOK4GqUIpI0UuspUJPB6dhr0niTumhwI5iiZVqFRXm4u05bZawnFKltpvoFUfJg9mHbbIBlleqsRJAgl53Q==' \
+    "$deps/action-validator/node_modules/@action-validator/cli"
+  fetch @action-validator/core 0.6.0 \
+    'sha512-tPglwCr8Mm8SWzwnVewwFmqRx91F0WvMsM0BRAqH4CLalyGndm53Xvp+UcUSzswpk1wkjIDYI7RyEhWMLyPkig==' \
+    "$deps/action-validator/node_modules/@action-validator/core"
+  fetch chalk 5.2.0 \
+    'sha512-ree3Gqw/nazQAPuJJEy+avdl7QfZMcUvmHIKgEZkGL+xOBzRvup5Hxo6LHuMceSxOabuJLJm5Yp/92R9eMmMvA==' \
+    "$deps/action-validator/node_modules/chalk"
 fi

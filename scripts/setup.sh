@@ -1,9 +1,32 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine (as root) to build and test oomlint, then builds it.
 # Idempotent: re-running only rebuilds what changed.
+#
+#   scripts/setup.sh                       everything the tests need; builds build/
+#   scripts/setup.sh --user [--prefix P] [--no-cpp]
+#       only what the linter itself needs (no tests, fuzzers, probe, editors or validators):
+#       installs its build dependencies, builds build-user/ and installs oomlint into P
+#       (default /usr/local as root, else ~/.local). --no-cpp leaves out the LibTorch C++ front
+#       end and its Clang packages.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+
+mode=full prefix="" cpp=ON
+while (($#)); do
+  case "$1" in
+    --user) mode=user ;;
+    --prefix) prefix="${2:?--prefix needs a folder}"; shift ;;
+    --prefix=*) prefix="${1#--prefix=}" ;;
+    --no-cpp) cpp=OFF ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "setup: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [[ $mode == full && ( -n "$prefix" || $cpp == OFF ) ]]; then
+  echo "setup: --prefix and --no-cpp go with --user" >&2; exit 2
+fi
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
@@ -14,6 +37,7 @@ packages=(
   libicu72                         # the SARIF validator (.NET) needs ICU
   python3                          # tests compile fixed files with py_compile
   python3-nbformat                 # tests validate every notebook oomlint writes with nbformat
+  python3-venv python3-pip-whl python3-setuptools-whl  # tests pip-install the wheel offline
   python3-torch                    # the DataLoader seed probe (runtime_check/seed_dataloader.py) runs on CPU in tests
   neovim pre-commit dpkg-dev       # tests with real clients: Neovim's LSP client, pre-commit, cpack
   clang-14 libclang-rt-14-dev      # libFuzzer targets (scripts/test.sh runs them over their corpora)
@@ -21,6 +45,12 @@ packages=(
   clang-tools-14                   # clang-apply-replacements: tests apply --export-fixes with it
   zlib1g-dev libncurses-dev        # zlib and terminfo, which the static LLVM archives link against
 )
+if [[ $mode == user ]]; then
+  packages=(build-essential cmake ninja-build pkg-config ca-certificates openssl
+            libtree-sitter-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev)
+  # clang-14 holds ClangConfig.cmake, which find_package(Clang) reads.
+  [[ $cpp == ON ]] && packages+=(clang-14 libclang-cpp14-dev libclang-14-dev llvm-14-dev libclang-common-14-dev zlib1g-dev libncurses-dev)
+fi
 # npm pack fetches the pinned grammar and the SARIF validator. A machine that already has Node.js
 # (for example from NodeSource, whose nodejs bundles npm) keeps it.
 if ! command -v npm >/dev/null 2>&1; then packages+=(nodejs npm); fi
@@ -35,6 +65,18 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ $mode == user ]]; then
+  bash scripts/fetch-deps.sh --grammar-only
+  [[ -n "$prefix" ]] || { [[ $(id -u) -eq 0 ]] && prefix=/usr/local || prefix="$HOME/.local"; }
+  cmake -S . -B build-user -G Ninja -DCMAKE_BUILD_TYPE=Release -DOOMLINT_BUILD_TESTS=OFF -DOOMLINT_RUNTIME_CHECK=OFF \
+    -DOOMLINT_CPP_FRONTEND="$cpp" >/dev/null
+  cmake --build build-user --target oomlint $([[ $cpp == ON ]] && echo oomlint_cpp)
+  cmake --install build-user --prefix "$prefix" >/dev/null
+  echo "setup: installed $("$prefix/bin/oomlint" --version) into $prefix ($prefix/bin/oomlint)"
+  case ":$PATH:" in *":$prefix/bin:"*) ;; *) echo "setup: add $prefix/bin to PATH" ;; esac
+  exit 0
 fi
 
 bash scripts/fetch-deps.sh

@@ -7,6 +7,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ctest --test-dir build --output-on-failure -j2
 
+# What users install without building: the wheel, the tarball and the .deb of the portable build,
+# and the self-installing pre-commit hook, each used as a user would (tests/dist_test.sh).
+bash scripts/build-dist.sh build-dist/dist >/dev/null
+bash tests/dist_test.sh build-dist/dist build
+
 # Sanitizers (the probe links an uninstrumented LibTorch, so the sanitized build leaves it out).
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLINT_SANITIZE=ON -DOOMLINT_CPP_FRONTEND=ON -DOOMLINT_RUNTIME_CHECK=OFF >/dev/null
 cmake --build build-asan

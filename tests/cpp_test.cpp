@@ -330,6 +330,27 @@ TEST(Cpp, CliChecksCppAndCudaFilesInDirectoriesAndFixesThem) {
   fs::remove_all(dir);
 }
 
+TEST(Cpp, WithoutTheStandardLibrarysHeadersAFileIsAnErrorNotAPass) {
+  // A machine with the wheel but no C++ compiler has no <vector>, <string> ...: -nostdinc++ gives
+  // Clang the same search paths. The file gets one error saying what to install, and no finding
+  // made from a parse that lacked every standard type; the exit code says it was not checked.
+  fs::path dir = tempDir("nostd");
+  spit(dir / "train.cpp", leakyCpp());
+  std::string out = (dir / "out.txt").string();
+  int rc = sh("cd '" + dir.string() + "' && " + OOMLINT_BINARY + " check --no-cache --output-format concise --extra-arg=-nostdinc++ train.cpp >'" +
+              out + "' 2>&1");
+  std::string report = slurp(out);
+  EXPECT_EQ(1, rc) << report;
+  EXPECT_NE(std::string::npos, report.find("train.cpp:1:1: OOM000 C++ standard library headers not found")) << report;
+  EXPECT_NE(std::string::npos, report.find("install g++")) << report;
+  EXPECT_EQ(std::string::npos, report.find("OOM101")) << report;
+  // With the headers, the same file is analysed.
+  sh("cd '" + dir.string() + "' && " + OOMLINT_BINARY + " check --no-cache --output-format concise train.cpp >'" + out + "' 2>&1");
+  EXPECT_NE(std::string::npos, slurp(out).find("train.cpp:10:5: OOM101")) << slurp(out);
+  EXPECT_EQ(std::string::npos, slurp(out).find("OOM000")) << slurp(out);
+  fs::remove_all(dir);
+}
+
 TEST(Cpp, BundledPreludePrecompilesAndChangesNoResult) {
   // The prelude (the stand-in header, standard headers and the warm-up that instantiates what
   // LibTorch files use) is precompiled on the first bundled-mode file; a prelude Clang rejects

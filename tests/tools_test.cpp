@@ -105,6 +105,11 @@ TEST_F(Tools, VersionHasOneSource) {
   EXPECT_EQ(0u, long_.find("oomlint " + version + "\nLicense: MIT")) << long_;
   EXPECT_NE(std::string::npos, long_.find("LibTorch C++: yes")) << long_;
   EXPECT_EQ(0u, slurp(fs::path(OOMLINT_SOURCE_DIR) / "LICENSE").find("MIT License"));
+  // What is published with a release names the same version: the self-installing hook's pin and
+  // the GitHub action's default.
+  std::string hook = slurp(fs::path(OOMLINT_SOURCE_DIR) / "packaging/pre-commit/pyproject.toml");
+  EXPECT_NE(std::string::npos, hook.find("\"oomlint==" + version + "\"")) << hook;
+  EXPECT_NE(std::string::npos, hook.find("version = \"" + version + "\"")) << hook;
 }
 
 TEST_F(Tools, DebianPackageContainsAWorkingOomlint) {
@@ -156,4 +161,24 @@ TEST_F(Tools, PreCommitHookChecksNotebooks) {
   ASSERT_EQ(0, sh(env + "git add train.ipynb"));
   EXPECT_NE(0, sh(env + tryRepo + "> out.txt 2>&1")) << slurp(dir / "out.txt");
   EXPECT_NE(std::string::npos, slurp(dir / "out.txt").find("train.ipynb:cell 8:11:9: OOM101")) << slurp(dir / "out.txt");
+}
+
+TEST_F(Tools, GithubWorkflowsAndTheActionMatchGithubsSchemas) {
+  // They cannot run here; action-validator holds them to GitHub's workflow and action schemas,
+  // and a broken copy shows it rejects what GitHub would.
+  std::string validator = "node '" + std::string(OOMLINT_ACTION_VALIDATOR) + "' ";
+  ASSERT_EQ(0, sh("test -f '" + std::string(OOMLINT_ACTION_VALIDATOR) + "'")) << "scripts/fetch-deps.sh fetches action-validator";
+  fs::path src(OOMLINT_SOURCE);
+  for (const char* file : {".github/workflows/ci.yml", ".github/workflows/release.yml", "action.yml"}) {
+    fs::path log = dir / "log.txt";
+    EXPECT_EQ(0, sh(validator + "'" + (src / file).string() + "' > '" + log.string() + "' 2>&1")) << file << "\n" << slurp(log);
+  }
+  std::string ci = slurp(src / ".github/workflows/ci.yml");
+  EXPECT_NE(std::string::npos, ci.find("bash .ci/run")) << "CI runs the README's test command";
+  std::string broken = ci;
+  broken.replace(broken.find("runs-on:"), 8, "run-on:");
+  spit(dir / "broken.yml", broken);
+  EXPECT_NE(0, sh(validator + "'" + (dir / "broken.yml").string() + "' > /dev/null 2>&1"));
+  std::string action = slurp(src / "action.yml");
+  EXPECT_NE(std::string::npos, action.find("default: \"" + std::string(OOMLINT_VERSION) + "\"")) << "the action installs its own version";
 }

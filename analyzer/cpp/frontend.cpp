@@ -126,6 +126,8 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
   }
   /// A precompiled preamble that could not be used (stale, or built with other flags).
   bool pchRejected() const { return pchRejected_; }
+  /// The C++ standard library's headers were not found: the parse is too broken to analyse.
+  bool noStandardLibrary() const { return noStandardLibrary_; }
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
     clang::DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level >= clang::DiagnosticsEngine::Fatal) {
@@ -187,7 +189,16 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
   /// After the parse: the first syntax error that is not the echo of an undeclared name; with
   /// real flags, else the flags' error, a missing header, another error of the file or one of a
   /// header it includes.
-  void finish(const std::vector<std::pair<uint32_t, std::string>>& missingHeaders) {
+  void finish(const std::vector<std::pair<uint32_t, std::string>>& missingHeaders, const std::vector<std::string>& missingStandard) {
+    if (!missingStandard.empty()) {
+      noStandardLibrary_ = true;
+      // No C++ standard library on the search paths (a machine without a C++ compiler): neither
+      // the bundled LibTorch declarations nor the file can be read, so the file is not checked.
+      m_.syntaxIssues.push_back(issueAt(0, "C++ standard library headers not found (<" + missingStandard.front() +
+                                               ">): Clang reads C++ with a C++ compiler's headers; install g++ "
+                                               "(Debian, Ubuntu: apt-get install g++)"));
+      return;
+    }
     if (!bundled_) {
       // Real flags: the flags' own error, else a header that is not there (the errors after it
       // are its echoes), else the first error wherever it is.
@@ -236,17 +247,29 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
   bool bundled_;
   bool debug_;
   bool pchRejected_ = false;
+  bool noStandardLibrary_ = false;
   std::vector<SyntaxIssue> candidates_;
   std::vector<uint32_t> undeclaredLines_;
 };
+
+/// A header of the C++ standard library (found on the compiler's paths, never in the project).
+bool isStandardLibraryHeader(llvm::StringRef name) {
+  static const std::array<llvm::StringRef, 40> kNames = {
+      "algorithm", "array",    "atomic",     "chrono",  "cmath",     "cstddef",       "cstdint",  "cstdio",
+      "cstdlib",   "cstring",  "deque",      "exception", "fstream", "functional",    "initializer_list", "iomanip",
+      "iostream",  "istream",  "iterator",   "limits",  "list",      "map",           "memory",   "mutex",
+      "numeric",   "optional", "ostream",    "random",  "set",       "sstream",       "stdexcept", "string",
+      "string_view", "thread", "tuple",      "type_traits", "unordered_map", "unordered_set", "utility", "vector"};
+  return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+}
 
 /// Turns a missing #include into an empty header (or, for LibTorch names, the stand-in), and
 /// remembers where the main file asked for it.
 class MissingIncludes : public clang::PPCallbacks {
  public:
   MissingIncludes(llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs, const clang::SourceManager& sm,
-                  std::vector<std::pair<uint32_t, std::string>>& missing)
-      : fs_(std::move(fs)), sm_(sm), missing_(missing) {}
+                  std::vector<std::pair<uint32_t, std::string>>& missing, std::vector<std::string>& missingStandard)
+      : fs_(std::move(fs)), sm_(sm), missing_(missing), missingStandard_(missingStandard) {}
   void InclusionDirective(clang::SourceLocation hash, const clang::Token&, llvm::StringRef name, bool, clang::CharSourceRange,
                           const clang::FileEntry* file, llvm::StringRef, llvm::StringRef, const clang::Module*,
                           clang::SrcMgr::CharacteristicKind) override {
@@ -255,6 +278,7 @@ class MissingIncludes : public clang::PPCallbacks {
   }
   bool FileNotFound(llvm::StringRef name, llvm::SmallVectorImpl<char>& recovery) override {
     if (name.empty() || name.startswith("/") || name.contains("..")) return false;
+    if (isStandardLibraryHeader(name)) missingStandard_.push_back(name.str());
     bool torch = name.startswith("torch/") || name.startswith("ATen/") || name.startswith("c10/");
     std::string path = std::string(kMissingDir) + "/" + name.str();
     fs_->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(torch ? "#include <torch/torch.h>\n" : ""));
@@ -266,6 +290,7 @@ class MissingIncludes : public clang::PPCallbacks {
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
   const clang::SourceManager& sm_;
   std::vector<std::pair<uint32_t, std::string>>& missing_;
+  std::vector<std::string>& missingStandard_;
 };
 
 class LowerConsumer : public clang::SemaConsumer {
@@ -296,13 +321,13 @@ class LowerConsumer : public clang::SemaConsumer {
 class LowerAction : public clang::ASTFrontendAction {
  public:
   LowerAction(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs, std::string projectRoot,
-              std::vector<std::pair<uint32_t, std::string>>& missing)
-      : m_(m), fs_(std::move(fs)), projectRoot_(std::move(projectRoot)), missing_(missing) {}
+              std::vector<std::pair<uint32_t, std::string>>& missing, std::vector<std::string>& missingStandard)
+      : m_(m), fs_(std::move(fs)), projectRoot_(std::move(projectRoot)), missing_(missing), missingStandard_(missingStandard) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
     return std::make_unique<LowerConsumer>(m_, projectRoot_);
   }
   bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
-    ci.getPreprocessor().addPPCallbacks(std::make_unique<MissingIncludes>(fs_, ci.getSourceManager(), missing_));
+    ci.getPreprocessor().addPPCallbacks(std::make_unique<MissingIncludes>(fs_, ci.getSourceManager(), missing_, missingStandard_));
     return true;
   }
   // Parsed as a translation-unit prefix: Sema then skips its end-of-file work (defining the vtables
@@ -317,15 +342,18 @@ class LowerAction : public clang::ASTFrontendAction {
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs_;
   std::string projectRoot_;
   std::vector<std::pair<uint32_t, std::string>>& missing_;
+  std::vector<std::string>& missingStandard_;
 };
 
 class LowerActionFactory : public clang::tooling::FrontendActionFactory {
  public:
   LowerActionFactory(Module& m, llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs, std::string projectRoot)
       : m_(m), fs_(std::move(fs)), projectRoot_(std::move(projectRoot)) {}
-  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<LowerAction>(m_, fs_, projectRoot_, missing); }
+  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<LowerAction>(m_, fs_, projectRoot_, missing, missingStandard); }
   /// Where the main file #includes a header that could not be found: (offset, name).
   std::vector<std::pair<uint32_t, std::string>> missing;
+  /// C++ standard library headers that could not be found, wherever they were included from.
+  std::vector<std::string> missingStandard;
 
  private:
   Module& m_;
@@ -569,7 +597,8 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> bundledFiles() {
 
 /// One Clang run over `source`: fills `m` (module, syntax issue). False when Clang did not run.
 bool parseOnce(Module& m, const std::string& file, const std::string& directory, std::vector<std::string> flags,
-               const std::string& pch, bool bundled, const std::string& flagsOrigin, const std::string& projectRoot, bool& pchRejected) {
+               const std::string& pch, bool bundled, const std::string& flagsOrigin, const std::string& projectRoot, bool& pchRejected,
+               bool& noStandardLibrary) {
   auto memory = bundledFiles();
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
   overlay->pushOverlay(memory);
@@ -582,8 +611,9 @@ bool parseOnce(Module& m, const std::string& file, const std::string& directory,
   tool.setPrintErrorMessage(false);
   LowerActionFactory factory(m, memory, projectRoot);
   tool.run(&factory);
-  diagnostics.finish(factory.missing);
+  diagnostics.finish(factory.missing, factory.missingStandard);
   pchRejected = diagnostics.pchRejected();
+  noStandardLibrary = diagnostics.noStandardLibrary();
   return !m.functions.empty();
 }
 
@@ -664,16 +694,24 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
   }
   bool pchRejected = false;
   std::string origin = req.useFixedFlags ? "`--`" : "compile_commands.json";
-  bool ran = parseOnce(*m, file, directory, flags, pch, bundled, origin, req.projectRoot, pchRejected);
+  bool noStandardLibrary = false;
+  bool ran = parseOnce(*m, file, directory, flags, pch, bundled, origin, req.projectRoot, pchRejected, noStandardLibrary);
   if (pchRejected) {
     // Stale (a header changed since) or incompatible: drop it, parse without, rebuild next time.
     llvm::sys::fs::remove(pch);
     m = fresh();
-    ran = parseOnce(*m, file, directory, flags, "", bundled, origin, req.projectRoot, pchRejected);
+    ran = parseOnce(*m, file, directory, flags, "", bundled, origin, req.projectRoot, pchRejected, noStandardLibrary);
   }
   if (!ran) {
     // Clang could not run (bad flags in compile_commands.json): say so, do not guess.
     res.error = "Clang could not parse " + req.path + (bundled ? std::string() : " with its compile_commands.json flags");
+    return;
+  }
+  if (noStandardLibrary) {
+    // Only the error is reported: findings from a parse that lacked every standard type and
+    // LibTorch's declarations would rest on guesses.
+    m->importsTorch = false;
+    res.module = std::move(m);
     return;
   }
   for (const auto& name : m->names)

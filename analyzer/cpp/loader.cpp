@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,11 +27,18 @@ Settings& settings() {
   return s;
 }
 
+/// The running binary's folder: /proc/self/exe, else (no /proc: containers, chroots) the path it
+/// was started by (AT_EXECFN) with its links resolved.
 std::string executableDir() {
   char buf[PATH_MAX];
+  std::string path;
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, static_cast<size_t>(n));
+  if (n > 0) {
+    path.assign(buf, static_cast<size_t>(n));
+  } else if (const char* started = reinterpret_cast<const char*>(::getauxval(AT_EXECFN))) {
+    if (::realpath(started, buf)) path = buf;
+  }
+  if (path.empty()) return ".";
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }

@@ -1,0 +1,17 @@
+"""`python -m oomlint ...` runs the installed executable with the same arguments."""
+import os
+import sys
+
+from oomlint import find_oomlint_bin
+
+
+def main() -> None:
+    binary = find_oomlint_bin()
+    if sys.platform == "win32":  # pragma: no cover - the wheel is for Linux
+        import subprocess
+        sys.exit(subprocess.call([binary, *sys.argv[1:]]))
+    os.execv(binary, [binary, *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    main()
