@@ -2,7 +2,9 @@
 // each probe's numbers obey what must hold physically. No exact byte counts are asserted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <sys/wait.h>
 #include <cstdio>
 #include <fstream>
@@ -49,6 +51,39 @@ TEST(ProbeResults, CommittedH200ResultsParseAndCoverEveryProbe) {
   for (const char* seed : {"SEED-lambda-lr", "SEED-logging", "SEED-unscaled-accumulation", "SEED-empty-cache",
                            "SEED-dense-checkpointing", "SEED-eval-without-no-grad"})
     EXPECT_TRUE(present.count(seed)) << seed;
+}
+
+TEST(ProbeResults, CrossCheckedProbesAgreeWithPyTorchWithinFivePercent) {
+  // bench/crosscheck.py's twins (the same pattern in Python, measured with
+  // torch.cuda.max_memory_allocated under the probe's protocol) against the probe, on the H200.
+  std::ifstream in(std::string(OOMLINT_SOURCE) + "/runtime_check/results/h200-crosscheck.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j = json::parse(ss.str());
+  ASSERT_TRUE(j.contains("provenance"));
+  EXPECT_NE(std::string::npos, j["provenance"]["device"].get<std::string>().find("H200"));
+  std::map<std::string, int> rows;
+  for (const json& r : j["rows"]) {
+    std::string code = r["probe"].get<std::string>();
+    ++rows[code];
+    double c = r["libtorch"].get<double>(), p = r["pytorch"].get<double>();
+    double diff = std::max(c, p) == 0 ? 0 : std::abs(c - p) / std::max(c, p);
+    EXPECT_LE(diff, 0.05) << code << " " << r["variant"] << " " << r["metric"];
+  }
+  // Every twin in crosscheck.py has its four rows (anti and fix, peak and retained) in the table.
+  std::ifstream script(std::string(OOMLINT_SOURCE) + "/bench/crosscheck.py");
+  std::stringstream text;
+  text << script.rdbuf();
+  std::string twins = text.str().substr(text.str().find("TWINS = ("));
+  twins = twins.substr(0, twins.find("\n\n"));
+  size_t listed = 0;
+  for (size_t at = twins.find("(\"OOM"); at != std::string::npos; at = twins.find("(\"OOM", at + 1)) {
+    std::string code = twins.substr(at + 2, 6);
+    ++listed;
+    EXPECT_EQ(4, rows[code]) << code << " is a twin without its rows in h200-crosscheck.json";
+  }
+  EXPECT_EQ(listed, rows.size());
+  EXPECT_GE(listed, 14u);
 }
 
 #ifdef OOMLINT_PROBE_BINARY
