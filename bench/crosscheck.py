@@ -94,6 +94,14 @@ def sgd_step(params, lr=1e-4):
                 p.sub_(p.grad * lr)
 
 
+def trained_mlp(w):
+    """The MLP, its parameters and the reset between variants (gradients dropped), as the probe's
+    training probes set them up."""
+    model = mlp(w)
+    params = list(model.parameters())
+    return model, params, lambda: zero_grad(params, True)
+
+
 def x_of(w, rows=None):
     return torch.randn(rows or w["batch"], w["width"], device="cuda", dtype=DTYPES[w["dtype"]])
 
@@ -120,10 +128,8 @@ def oom103(w):
 
 
 def oom104(w):
-    model = mlp(w)
-    params = list(model.parameters())
+    model, params, reset = trained_mlp(w)
     mbs = [x_of(w) for _ in range(w["accum"])]
-    reset = lambda: zero_grad(params, True)  # noqa: E731
 
     def anti(i):
         zero_grad(params, True)
@@ -143,9 +149,8 @@ def oom104(w):
 
 
 def oom105(w):
-    model, x = mlp(w), x_of(w)
-    params = list(model.parameters())
-    reset = lambda: zero_grad(params, True)  # noqa: E731
+    model, params, reset = trained_mlp(w)
+    x = x_of(w)
     last = {}
 
     def step(retain):
@@ -165,9 +170,8 @@ def oom105(w):
 
 
 def oom106(w):
-    model, x = mlp(w), x_of(w)
-    params = list(model.parameters())
-    reset = lambda: zero_grad(params, True)  # noqa: E731
+    model, params, reset = trained_mlp(w)
+    x = x_of(w)
 
     def anti(i):
         zero_grad(params, False)
@@ -223,9 +227,8 @@ def train_step(model, params, x, zero_first, set_to_none):
 
 
 def oom301(w):
-    model, x = mlp(w), tokens_of(w)
-    params = list(model.parameters())
-    reset = lambda: zero_grad(params, True)  # noqa: E731
+    model, params, reset = trained_mlp(w)
+    x = tokens_of(w)
     train_step(model, params, x, True, False)  # gradients exist before measuring
     a = measure(lambda i: train_step(model, params, x, True, False), w["steps"], reset)
     f = measure(lambda i: train_step(model, params, x, True, True), w["steps"], reset)
@@ -234,9 +237,8 @@ def oom301(w):
 
 
 def oom302(w):
-    model, x = mlp(w), tokens_of(w)
-    params = list(model.parameters())
-    reset = lambda: zero_grad(params, True)  # noqa: E731
+    model, params, reset = trained_mlp(w)
+    x = tokens_of(w)
     train_step(model, params, x, True, True)
     a = measure(lambda i: train_step(model, params, x, False, True), w["steps"], reset)
     train_step(model, params, x, True, True)
@@ -246,10 +248,8 @@ def oom302(w):
 
 
 def oom303(w):
-    model = mlp(w)
-    params = list(model.parameters())
+    model, params, reset = trained_mlp(w)
     mbs = [x_of(w) for _ in range(w["accum"])]
-    reset = lambda: zero_grad(params, True)  # noqa: E731
 
     def run(scaled):
         def step(i):
@@ -267,9 +267,8 @@ def oom303(w):
 
 
 def oom501(w):
-    model, x = mlp(w), x_of(w)
-    params = list(model.parameters())
-    reset = lambda: zero_grad(params, True)  # noqa: E731
+    model, params, reset = trained_mlp(w)
+    x = x_of(w)
 
     def anti(i):
         train_step(model, params, x, True, True)
@@ -291,9 +290,8 @@ def oom504(w):
 
 
 def oom305(w):
-    model, x = mlp(w), x_of(w)
-    params = list(model.parameters())
-    reset = lambda: zero_grad(params, True)  # noqa: E731
+    model, params, reset = trained_mlp(w)
+    x = x_of(w)
     half = len(params) // 2
     for p in params[:half]:
         p.requires_grad_(False)

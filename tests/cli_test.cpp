@@ -474,6 +474,7 @@ TEST_F(Cli, TheWalkAgreesWithGitOnEveryIgnoreRule) {
        "[ab]_class.py\n?_one.py\n\\#hash.py\n\\!bang.py\n!g.py\nspace.py   \n");
   spit(w / "a" / ".gitignore", "!z.py\n*.tmp.py\n");
   spit(w / "pkg" / ".gitignore", "/only_here.py\n");
+  spit(dir / ".gitignore", "plain.py\n");  // above the work tree: git never reads it
   for (const char* f :
        {"x.gen.py", "keep.gen.py", "deep/y.gen.py", "anchored.py", "deep/anchored.py", "docs/draft_a.py", "docs/x/y/draft_b.py",
         "docs/notdraft.py", "data/d.py", "deep/data/d.py", "tmp1/t.py", "tmpkeep/t.py", "a/z.py", "a/b/c/z.py", "a/b/q.tmp.py",

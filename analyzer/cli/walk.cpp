@@ -131,15 +131,17 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
       scope->parent = rootScope;
       rootScope = scope;
     }
-    // .gitignore files of the ancestors apply too (running on a subfolder of a repo).
+    // .gitignore files of the ancestors apply too (running on a subfolder of a repo): in a
+    // repository those up to its work tree's top, never above it, as git reads them; elsewhere
+    // those of every folder above.
     {
+      const std::string& top = git.workTree();
       std::vector<std::string> ancestors;
-      for (std::string d = abs; !d.empty() && d != "/";) {
+      for (std::string d = abs; d != top && d != "/";) {
         size_t slash = d.rfind('/');
         d = slash == 0 ? "/" : d.substr(0, slash);
         ancestors.push_back(d);
-        if (exists(d + "/.git")) break;
-        if (d == "/") break;
+        if (top.empty() && exists(d + "/.git")) break;  // a repository git does not reach from here
       }
       for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {
         std::string gi = (*it == "/" ? "" : *it) + "/.gitignore";
