@@ -1,4 +1,5 @@
 // OOM103 device-tensors-kept-across-loop
+#include "rules/estimates.h"
 #include "rules/registry.h"
 #include "rules/store_common.h"
 
@@ -43,6 +44,13 @@ or reduce on the device as you go (running sums, confusion-matrix counts).
 Unsafe: the collected tensors move to host memory; code that expects them on the GPU afterwards
 needs a `.to(device)` when it uses them.
 
+## Estimated cost
+When the kept tensor is a forward's output (or a view or detached copy of it) and the file states
+the model's layers and the input's shape, the message ends with the growth per batch: `rows × output
+width × bytes per element`.
+Validated against the H200 probe: bench/estimates/ states the probe's workload, and a test holds the
+estimate within 10% of the measurement.
+
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `preds.push_back(out)` peaks at 2.5 MiB vs 512.0 KiB for
@@ -83,6 +91,7 @@ class Oom103 final : public Rule {
     Finding& finding = ctx.report(kInfo, where,
                                   ticked(brief(m, st.value, 30)) + " lives on the GPU and is kept in `" + brief(m, box, 30) +
                                       "` across the data loop, so device memory grows with every batch");
+    finding.withEstimate(outputOf(f, st.value));
     noteOutside(finding, f, st.container);
     noteLoop(finding, f, loop);
     // `acc = torch.cat([acc, v])` mixes devices if only `v` moves: advice only.

@@ -1,5 +1,6 @@
 // OOM105 retain-graph-without-reuse
 #include "rules/common.h"
+#include "rules/estimates.h"
 #include "rules/registry.h"
 
 namespace oomlint::rules {
@@ -45,6 +46,12 @@ sharing one forward, higher-order gradients).
 Unsafe: if some code oomlint cannot see runs another backward over this graph, it will fail with
 "Trying to backward through the graph a second time".
 
+## Estimated cost
+When the file states the model's layers and the input's shape, the message ends with what the
+retained graph keeps while the loss is referenced: `A_fwd + loss` (as for OOM101).
+Validated against the H200 probe: bench/estimates/ states the probe's workload, and a test holds the
+estimate within 10% of the measurement.
+
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `loss.backward(retain_graph=true)` peaks at 164.5 MiB vs 160.0
@@ -84,6 +91,7 @@ class Oom105 final : public Rule {
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   std::string(m.lang == Lang::Python ? "`retain_graph=True`" : "`retain_graph` = true") +
                                       " keeps this iteration's graph and its saved tensors alive, but no second backward uses them");
+    finding.withEstimate(graphOf(f, subject, "retained"));
     noteHistory(finding, f, subject);
     noteLoop(finding, f, loop);
     Edit edit;

@@ -210,6 +210,34 @@ TEST(Lsp, PublishesDiagnosticsAndAppliesQuickFixes) {
   EXPECT_EQ(0, c.wait());
 }
 
+TEST(Lsp, HoverSaysTheEstimatedCostWhereTheSizesAreStated) {
+  LspClient c;
+  c.initialize();
+  std::string uri = "file:///tmp/oomlint_lsp_sized.py";
+  const char* text =
+      "import torch\n"
+      "from torch import nn\n"
+      "model = nn.Sequential(nn.Linear(64, 128), nn.GELU()).cuda()\n"
+      "x = torch.randn(32, 64, device='cuda')\n"
+      "outs = []\n"
+      "model.eval()\n"
+      "for i in range(10):\n"
+      "    outs.append(model(x))\n";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", text}}}});
+  json diags = c.diagnosticsFor(uri);
+  ASSERT_FALSE(diags.empty());
+  c.request(2, "textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", {{"line", 7}, {"character", 6}}}});
+  std::string md = c.response(2)["result"]["contents"]["value"];
+  EXPECT_NE(std::string::npos, md.find("OOM102"));
+  // GELU saves its input, the Linear's output: 32 rows x 128 float32.
+  EXPECT_NE(std::string::npos, md.find("**Estimated cost:** +16.0 KiB per iteration")) << md;
+  EXPECT_NE(std::string::npos, md.find("line 3"));
+  c.request(3, "shutdown", nullptr);
+  EXPECT_TRUE(c.response(3).contains("result"));
+  c.notify("exit", nullptr);
+  EXPECT_EQ(0, c.wait());
+}
+
 TEST(Lsp, ClientsThatPullGetNoPushedDiagnostics) {
   // A client declaring `textDocument.diagnostic` pulls; pushing too would show each finding
   // twice. It is asked to pull again when findings change without its edit.

@@ -30,7 +30,7 @@ std::string_view internCode(const std::string& code) {
 }
 
 /// The release and the layout of an entry: a cache written by another build is discarded.
-const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache5";
+const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache6";
 
 json spanJson(const Span& s) { return json::array({s.begin, s.end, s.line, s.col, s.endLine, s.endCol}); }
 Span spanFrom(const json& j) {
@@ -155,6 +155,10 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
         }
         if (f.contains("related"))
           for (const json& rel : f["related"]) fd.related.push_back({spanFrom(rel.at(0)), rel.at(1)});
+        if (f.contains("estimated")) {
+          const json& c = f["estimated"];
+          fd.estimated = EstimatedCost{true, c.at(0), c.at(1), c.at(2), c.at(3)};
+        }
         entry.findings.push_back(std::move(fd));
       }
       entries_[path] = std::move(entry);
@@ -309,6 +313,10 @@ std::string ResultCache::save() {
         json rel = json::array();
         for (const Related& r : f.related) rel.push_back(json::array({spanJson(r.span), r.message}));
         j["related"] = std::move(rel);
+      }
+      if (f.estimated.present) {
+        const EstimatedCost& c = f.estimated;
+        j["estimated"] = json::array({c.bytes, c.measure, c.formula, c.basis});
       }
       fs.push_back(std::move(j));
     }

@@ -10,6 +10,7 @@
 
 #include "engine/frontends.h"
 #include "engine/noqa.h"
+#include "util/bytes.h"
 
 namespace oomlint {
 
@@ -54,6 +55,21 @@ Finding& Finding::withFix(Applicability applicability, std::string message, std:
   fix.applicability = applicability;
   fix.message = std::move(message);
   fix.edits = std::move(edits);
+  return *this;
+}
+
+std::string EstimatedCost::summary() const {
+  std::string amount = "+";  // appended: GCC 12 warns falsely (-Wrestrict) on "+" + std::string
+  amount += humanBytes(bytes);
+  if (measure == "growth") return amount + " per iteration";
+  if (measure == "peak") return amount + " at the peak";
+  return amount + " kept after the step";
+}
+
+Finding& Finding::withEstimate(EstimatedCost estimate) {
+  if (!estimate.present || estimate.bytes < 1) return *this;  // nothing to say in bytes
+  estimated = std::move(estimate);
+  message += " (estimated " + estimated.summary() + ")";
   return *this;
 }
 

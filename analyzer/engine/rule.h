@@ -47,6 +47,20 @@ struct MeasuredCost {
   std::string cost = "memory";
 };
 
+/// What the sizes the file states say a finding costs, before anything runs (facts/sizes.h).
+/// Absent when any size it needs is unknown.
+struct EstimatedCost {
+  bool present = false;
+  double bytes = 0;
+  /// What the bytes are: "growth" (kept per iteration, piling up), "peak" (added to the step's
+  /// peak) or "retained" (kept after the step).
+  std::string measure;
+  std::string formula;  // the rule's formula with the values: "A_fwd = 7 saved activations + ..."
+  std::string basis;    // where the sizes were read: the network's and the input's lines
+  /// "+2.2 MiB per iteration": what the message's tail and the hover say.
+  std::string summary() const;
+};
+
 /// A place that justifies a finding: where the history came from, where the target lives
 /// outside the loop, the loop, the `eval()`. Users trust what they can check.
 struct Related {
@@ -62,11 +76,14 @@ struct Finding {
   bool hasFix = false;
   Fix fix;
   MeasuredCost measured;
+  EstimatedCost estimated;
   std::vector<Related> related;  // in the order a reader follows them
 
   /// Adds evidence: a `note:` in text output, `related` in JSON, SARIF relatedLocations, LSP
   /// relatedInformation. A span already noted (or the finding's own) is not repeated.
   Finding& note(const Span& where, std::string message);
+  /// Sets the estimate and says it at the end of the message: "... (estimated +2.2 MiB per iteration)".
+  Finding& withEstimate(EstimatedCost estimate);
   /// Sets the fix.
   Finding& withFix(Applicability applicability, std::string message, std::vector<Edit> edits = {});
 };

@@ -2,6 +2,7 @@
 
 #include "facts/builder.h"
 #include "facts/names.h"
+#include "facts/sizes.h"
 #include "facts/torch_api.h"
 
 namespace oomlint {
@@ -24,6 +25,13 @@ void FactsBuilder::build() {
   computeEvalContexts(); // .eval()/.train(), call sites, events -> evaluation forwards and functions
   computeLoopRoles();    // events, kinds, evaluation forwards -> loop roles
   computeProgramFacts(); // everything -> gradients cleared in the file, version-gated branches
+}
+
+Facts::~Facts() = default;
+
+const Sizes& Facts::sizes() const {
+  if (!sizes_) sizes_ = std::make_unique<Sizes>(*this);
+  return *sizes_;
 }
 
 Facts::Facts(const Module& m, const ProjectView* project) : m_(m), project_(project) {

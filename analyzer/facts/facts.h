@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <span>
 #include <string_view>
@@ -22,6 +23,8 @@
 #include "model/model.h"
 
 namespace oomlint {
+
+class Sizes;
 
 enum class Tri : uint8_t { Unknown, No, Yes };
 
@@ -105,6 +108,10 @@ class Facts {
   /// `project` answers for the names the file imports from other modules of its project (null:
   /// the file alone). It must outlive the facts only while they are built.
   explicit Facts(const Module& m, const ProjectView* project = nullptr);
+  ~Facts();
+
+  /// The sizes the file states (sizes.h), read on first use: only a finding's estimate asks.
+  const Sizes& sizes() const;
 
   const Module& module() const { return m_; }
 
@@ -451,6 +458,8 @@ class Facts {
   mutable int64_t distributedEvidence_ = -1;  // distributedWithoutDevice, once asked (-1: not yet)
   mutable std::vector<uint8_t> fusedAttention_;  // per function: 0 unknown, 1 no, 2 yes
   mutable std::unordered_map<uint32_t, std::unordered_set<std::string_view>> backwardPaths_;  // flowsToBackward, per function
+
+  mutable std::unique_ptr<Sizes> sizes_;
 
   friend class FactsBuilder;
   friend class ValueWalker;

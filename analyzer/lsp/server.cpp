@@ -639,6 +639,8 @@ class Server final : public NotebookHost {
       if (at < f.span.begin || at > f.span.end) continue;
       const Rule* r = findRule(f.code);
       std::string md = "**" + std::string(f.code) + "** " + f.message + "\n\n";
+      if (f.estimated.present)
+        md += "**Estimated cost:** " + f.estimated.summary() + " = " + f.estimated.formula + ". Sizes from " + f.estimated.basis + ".\n\n";
       if (r) md += std::string(r->info().doc);
       return {{"contents", {{"kind", "markdown"}, {"value", md}}}, {"range", rangeOf(d->text, f.span.begin, f.span.end)}};
     }

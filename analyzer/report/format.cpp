@@ -77,6 +77,14 @@ std::string where(const std::string& path, const Location& l) {
 
 json locationJson(uint32_t line, uint32_t col) { return json{{"row", line}, {"column", col}}; }
 
+json estimatedJson(const EstimatedCost& e) {
+  return {{"bytes", static_cast<int64_t>(e.bytes + 0.5)},
+          {"measure", e.measure},
+          {"formula", e.formula},
+          {"basis", e.basis},
+          {"summary", e.summary()}};
+}
+
 json measuredJson(const MeasuredCost& m) {
   return {{"device", m.device},
           {"workload", m.workload},

@@ -41,6 +41,8 @@ inline uint32_t fileEndLine(const Location& l) { return l.cell ? l.fileEndLine :
 
 json locationJson(uint32_t line, uint32_t col);
 json measuredJson(const MeasuredCost& m);
+/// A static estimate (EstimatedCost): bytes, what they measure, the formula and where the sizes came from.
+json estimatedJson(const EstimatedCost& e);
 
 void writeFull(std::ostream& os, const std::vector<FileResult>& results, const Options& opts);
 void writeConcise(std::ostream& os, const std::vector<FileResult>& results, const Options& opts);

@@ -1,4 +1,4 @@
-// `json`: ruff's JSON shape, plus `name`, `severity`, `related` (the evidence) and `measured`;
+// `json`: ruff's JSON shape, plus `name`, `severity`, `related` (the evidence), `measured` and `estimated`;
 // `json-lines`: the same objects, one per line.
 #include "report/format.h"
 
@@ -37,6 +37,7 @@ static json findingJson(const FileResult& r, const std::vector<uint32_t>& starts
                        {"end_location", locationJson(rl.cell ? rl.cellEndLine : rl.endLine, rl.endCol)}});
   }
   return {{"measured", measured},
+          {"estimated", f.estimated.present ? estimatedJson(f.estimated) : json(nullptr)},
                  {"related", related},
                  {"cell", l.cell ? json(l.cell) : json(nullptr)},
                  {"code", std::string(f.code)},

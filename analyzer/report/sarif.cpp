@@ -123,6 +123,7 @@ void writeSarif(std::ostream& os, const std::vector<FileResult>& results, const 
       uint32_t occurrence = seen[fpKey]++;
       result["partialFingerprints"] = {{"oomlint/v1", stableFingerprint(r, starts, f, occurrence)}};
       if (f.measured.present) result["properties"]["measured"] = measuredJson(f.measured);
+      if (f.estimated.present) result["properties"]["estimated"] = estimatedJson(f.estimated);
       if (l.cell) result["properties"]["notebookCell"] = {{"cell", l.cell}, {"line", l.cellLine}, {"column", l.col}};
       if (!f.related.empty()) {
         json related = json::array();

@@ -1,0 +1,113 @@
+#pragma once
+/// Sizes: what the code states about how big things are, for the static cost estimates.
+///
+/// A finding that says "this keeps about 2.2 MiB per iteration at your sizes" is worth more than
+/// one that says "this keeps the graph". The sizes come only from what the file states: integer
+/// literals and names bound once to them (module constants, a constructor's arguments or its
+/// parameters' defaults), layer constructors with such sizes (`nn.Linear(4096, 4096)`), tensor
+/// factories (`torch.randn(32, 4096)`), a DataLoader's `batch_size` over a TensorDataset of
+/// factory tensors, the model's dtype (`.bfloat16()`, `.to(dtype=torch.float16)`). Anything else
+/// (a command-line argument, a config object, a layer this file cannot size, control flow in a
+/// forward) leaves the size unknown, and an unknown size means no estimate: a wrong number
+/// would be worse than none.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/model.h"
+
+namespace oomlint {
+
+class Facts;
+
+/// A tensor whose shape the code states, with the place it was read from.
+struct KnownShape {
+  std::vector<int64_t> dims;
+  int elementBytes = 4;  // float32 unless stated
+  std::string source;    // "torch.randn(32, 4096) at line 9"
+  int64_t elements() const;
+  int64_t rows() const;  // every dimension but the last: what a Linear maps row by row
+};
+
+/// One layer of a network the code spells out, with what autograd saves when it runs.
+struct LayerSize {
+  enum class Saves : uint8_t { Input, Output, Nothing };
+  std::string name;         // "Linear(4096, 4096)"
+  int64_t inFeatures = 0;   // 0: keeps its input's width (activations, dropout, norms)
+  int64_t outFeatures = 0;
+  int64_t parameters = 0;
+  Saves saves = Saves::Nothing;
+  int extraBytesPerElement = 0;  // dropout's boolean mask
+};
+
+/// A network whose layers, widths and parameter dtype the code states, run in the listed order.
+struct KnownNetwork {
+  std::vector<LayerSize> layers;
+  int elementBytes = 4;  // the parameters' dtype
+  std::string source;    // "nn.Sequential at line 5 (8 layers, 67.1M parameters, bf16)"
+  int64_t parameters() const;
+  int64_t inFeatures() const;
+  int64_t outFeatures() const;
+};
+
+/// What one forward of a known network on a known input costs, in bytes.
+struct ForwardSizes {
+  double saved = 0;      // A_fwd: tensors autograd keeps for backward (the input itself excluded)
+  double output = 0;     // the forward's output
+  double peakNoGrad = 0; // the largest pair of consecutive activations: a forward under no_grad
+  double parameters = 0; // P times the parameters' element size
+  bool outputSaved = false;  // the last layer saves its own output (a final ReLU)
+  int elementBytes = 4;
+  std::string basis;     // the network's and the input's sources
+};
+
+/// The parameters of a known network: P times their element size.
+struct KnownParameters {
+  double bytes = 0;
+  std::string basis;
+};
+
+class Sizes {
+ public:
+  explicit Sizes(const Facts& facts);
+
+  /// The integer an expression states: a literal, arithmetic on known integers, a name bound
+  /// once to one (in its function or at module level). nullopt when unknown.
+  std::optional<int64_t> intValue(NodeId e) const;
+  /// The shape of the tensor an expression evaluates to, when the code states it.
+  std::optional<KnownShape> shapeOf(NodeId e) const;
+  /// The network a module expression names, when every layer and width is stated.
+  const KnownNetwork* networkOf(NodeId moduleExpr) const;
+  /// A forward call (`model(x)`) of a known network on an input of known shape.
+  std::optional<ForwardSizes> forwardOf(NodeId forwardCall) const;
+  /// The parameters of the network a module expression names.
+  std::optional<KnownParameters> parametersOf(NodeId moduleExpr) const;
+  /// Iterations of `for _ in range(N)` with N known.
+  std::optional<int64_t> tripCount(NodeId forStmt) const;
+  /// Bytes per element of a dtype expression (`torch.bfloat16`), 0 when not a known dtype.
+  int dtypeBytes(NodeId e) const;
+
+ private:
+  /// Names a class constructor's parameters bind, while its `__init__` is read.
+  using Bindings = std::unordered_map<std::string_view, NodeId>;
+  /// The statement a name's value comes from: the assignment that reaches it, or the one
+  /// module-level assignment of a name the function neither assigns nor takes as a parameter.
+  NodeId bindingOf(NodeId name) const;
+  std::optional<int64_t> intIn(NodeId e, const Bindings* env, int depth) const;
+  std::optional<KnownShape> shapeIn(NodeId e, int depth) const;
+  std::optional<KnownShape> batchOfLoader(NodeId forStmt, NodeId target) const;
+  std::optional<KnownNetwork> buildNetwork(NodeId ctor, const Bindings* env, int depth) const;
+  bool appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwork& net) const;
+  std::optional<KnownNetwork> classNetwork(int32_t cls, NodeId ctor, int depth) const;
+  int moduleDtype(NodeId moduleExpr, int elementBytes) const;
+  std::string at(NodeId e) const;
+
+  const Facts& f_;
+  const Module& m_;
+  mutable std::unordered_map<NodeId, std::optional<KnownNetwork>> networks_;  // per constructor call
+};
+
+}  // namespace oomlint
