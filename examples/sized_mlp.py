@@ -10,7 +10,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 FEATURES = 512
 HIDDEN = 2048
-BATCH = 256
+BATCH = 4096
 EPOCHS = 3
 
 features = torch.randn(100_000, FEATURES)

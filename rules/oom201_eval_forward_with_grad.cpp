@@ -72,8 +72,9 @@ before `backward()` would stop training if it were wrapped.
 
 ## Estimated cost
 When the file states the model's layers and the input's shape, the message ends with the extra peak:
-`A_fwd + output − max(t_{i−1} + t_i)`, the saved activations and the output, less the two
-consecutive activations a forward under `no_grad` holds at most.
+`max_i(saved before layer i + its live input + t_i) − max_i(t_{i−1} + t_i)`: the forward's peak
+with autograd on (every activation saved so far stays) less its peak under `no_grad` (two
+consecutive activations), with dropout the identity in eval mode.
 Validated against the H200 probe: bench/estimates/ states the probe's workload, and a test holds the
 estimate within 10% of the measurement.
 

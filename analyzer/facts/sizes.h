@@ -41,6 +41,7 @@ struct LayerSize {
   int64_t parameters = 0;
   Saves saves = Saves::Nothing;
   int extraBytesPerElement = 0;  // dropout's boolean mask
+  bool identityInEval = false;   // dropout: returns its input in eval mode
 };
 
 /// A network whose layers, widths and parameter dtype the code states, run in the listed order.
@@ -57,7 +58,8 @@ struct KnownNetwork {
 struct ForwardSizes {
   double saved = 0;      // A_fwd: tensors autograd keeps for backward (the input itself excluded)
   double output = 0;     // the forward's output
-  double peakNoGrad = 0; // the largest pair of consecutive activations: a forward under no_grad
+  double peakGrad = 0;   // the forward's own peak with autograd on: what it saved so far + the live layer
+  double peakNoGrad = 0; // the same under no_grad: the largest pair of consecutive activations
   double parameters = 0; // P times the parameters' element size
   bool outputSaved = false;  // the last layer saves its own output (a final ReLU)
   int elementBytes = 4;
@@ -81,7 +83,8 @@ class Sizes {
   std::optional<KnownShape> shapeOf(NodeId e) const;
   /// The network a module expression names, when every layer and width is stated.
   const KnownNetwork* networkOf(NodeId moduleExpr) const;
-  /// A forward call (`model(x)`) of a known network on an input of known shape.
+  /// A forward call (`model(x)`) of a known network on an input of known shape. Where the call
+  /// runs in eval mode (facts' evaluation context), dropout is the identity.
   std::optional<ForwardSizes> forwardOf(NodeId forwardCall) const;
   /// The parameters of the network a module expression names.
   std::optional<KnownParameters> parametersOf(NodeId moduleExpr) const;

@@ -108,6 +108,7 @@ bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwor
     layer.name = "LayerNorm(" + std::to_string(*n) + ")";
   } else if (cls == "Dropout") {
     layer.extraBytesPerElement = 1;  // the boolean mask, in training
+    layer.identityInEval = true;
   } else if (auto saves = activationSaves(cls)) {
     layer.saves = *saves;
   } else {
@@ -278,23 +279,30 @@ std::optional<ForwardSizes> Sizes::forwardOf(NodeId call) const {
   double rows = static_cast<double>(input->rows());
   std::vector<double> tensor{rows * static_cast<double>(input->dims.back()) * bytes};
   std::vector<bool> saved{false};
-  double extra = 0;
+  std::vector<double> mask{0};  // what layer i saves beside the tensors (dropout's mask)
+  bool eval = f_.evalOpener(call) != kNone || f_.inEvalContext(m_.expr(call).stmt);
   int64_t width = input->dims.back();
   for (const LayerSize& l : net->layers) {
     if (l.inFeatures && l.inFeatures != width) return std::nullopt;  // the stated widths do not chain
+    if (eval && l.identityInEval) continue;
     if (l.outFeatures) width = l.outFeatures;
     tensor.push_back(rows * static_cast<double>(width) * bytes);
     saved.push_back(l.saves == LayerSize::Saves::Output);
     if (l.saves == LayerSize::Saves::Input && saved.size() >= 3) saved[saved.size() - 2] = true;
-    extra += rows * static_cast<double>(width) * l.extraBytesPerElement;
+    mask.push_back(eval ? 0 : rows * static_cast<double>(width) * l.extraBytesPerElement);
   }
   ForwardSizes out;
   out.elementBytes = bytes;
-  out.saved = extra;
+  // Layer i runs with its input t_{i-1} live and everything saved before it kept: the forward's
+  // peak is the largest such moment, with autograd on and off.
+  double kept = 0;
   for (size_t i = 1; i < tensor.size(); ++i) {
-    if (saved[i]) out.saved += tensor[i];
+    double input = i >= 2 && !saved[i - 1] ? tensor[i - 1] : 0;
+    out.peakGrad = std::max(out.peakGrad, kept + input + tensor[i] + mask[i]);
     out.peakNoGrad = std::max(out.peakNoGrad, tensor[i] + (i >= 2 ? tensor[i - 1] : 0));
+    kept += mask[i] + (saved[i] ? tensor[i] : 0);
   }
+  out.saved = kept;
   out.output = tensor.back();
   out.outputSaved = saved.back();
   out.parameters = static_cast<double>(net->parameters()) * bytes;
