@@ -83,6 +83,30 @@ int main(int argc, char** argv) {
                               {"batch", &w.batch}, {"seq", &w.seq}, {"vocab", &w.vocab}, {"steps", &w.steps}, {"accum", &w.accum}})
       if (j.contains(key) && j[key].is_number_integer()) *field = j[key].get<int64_t>();
     if (j.contains("dtype") && j["dtype"].is_string()) dtypeName = j["dtype"].get<std::string>();
+    if (j.contains("rows") && j["rows"].is_number_integer()) w.rows = j["rows"].get<int64_t>();
+    if (j.contains("layers") && j["layers"].is_array()) {
+      for (const nlohmann::json& l : j["layers"]) {
+        if (!l.is_object() || !l.contains("kind") || !l["kind"].is_string()) {
+          std::cerr << "oomlint-probe: " << workloadPath << ": each layer needs a \"kind\"\n";
+          return 2;
+        }
+        LayerSpec s;
+        s.kind = l["kind"].get<std::string>();
+        s.in = l.value("in", int64_t{0});
+        s.out = l.value("out", int64_t{0});
+        s.bias = l.value("bias", true);
+        s.p = l.value("p", 0.5);
+        w.layers.push_back(s);
+      }
+      if (std::string bad = checkLayers(w.layers); !bad.empty()) {
+        std::cerr << "oomlint-probe: " << workloadPath << ": " << bad << "\n";
+        return 2;
+      }
+      if (w.rows <= 0) {
+        std::cerr << "oomlint-probe: " << workloadPath << ": a layer list needs \"rows\", the input's rows\n";
+        return 2;
+      }
+    }
   }
   if (!parseDtype(dtypeName, w.dtype)) {
     std::cerr << "oomlint-probe: unknown dtype " << dtypeName << "\n";

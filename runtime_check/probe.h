@@ -12,6 +12,14 @@
 
 namespace oomlint::probe {
 
+/// One layer of a network a checked file states (`oomlint check --verify` passes them).
+struct LayerSpec {
+  std::string kind;  // Linear, ReLU, GELU, SiLU, Tanh, Sigmoid, Dropout, LayerNorm
+  int64_t in = 0, out = 0;
+  bool bias = true;
+  double p = 0.5;  // Dropout
+};
+
 /// The parametrised workload every probe uses (an MLP and a transformer block).
 struct Workload {
   int64_t width = 256;
@@ -24,7 +32,17 @@ struct Workload {
   int64_t accum = 4;  // micro-batches per optimizer step
   torch::Dtype dtype = torch::kFloat;
   torch::Device device = torch::kCPU;
+  /// Shape-faithful: the checked file's own layers and input rows replace the generic MLP (and
+  /// its batch x width input) in the probes that train or evaluate an MLP.
+  std::vector<LayerSpec> layers;
+  int64_t rows = 0;
+  /// Width of the stated network's input (0 without layers).
+  int64_t inFeatures() const;
 };
+
+/// Reads a layer list from `--workload`'s JSON ({"kind": "Linear", "in": 512, "out": 2048}, ...);
+/// an unknown kind or a width that does not chain is an error message, "" when it is fine.
+std::string checkLayers(const std::vector<LayerSpec>& layers);
 
 struct VariantResult {
   std::string name;

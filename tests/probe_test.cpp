@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sys/wait.h>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -211,6 +212,49 @@ TEST(Verify, CheckVerifyAttachesMeasuredCostsToFindings) {
   std::stringstream es;
   es << err.rdbuf();
   EXPECT_NE(std::string::npos, es.str().find("oomlint-probe not found")) << es.str();
+}
+
+TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateSays) {
+  // Shape-faithful: the probe runs the file's own network (facts/sizes.h) on its input's rows,
+  // instead of the generic MLP; the measured growth is then the estimate's (CPU counting allocator).
+  std::string dir = ::testing::TempDir() + "/oomlint_verify_stated";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir + "/probe_me.py");
+    f << "import torch\nfrom torch import nn\n\n"
+         "model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64), nn.GELU())\n"
+         "x = torch.randn(128, 64)\n"
+         "outs = []\n"
+         "model.eval()\n"
+         "for i in range(10):\n"
+         "    outs.append(model(x))\n";
+  }
+  std::string cmd = std::string(OOMLINT_BINARY) + " check --isolated --no-cache --verify --verify-device cpu --probe " +
+                    OOMLINT_PROBE_BINARY + " --output-format json " + dir + "/probe_me.py 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  ::pclose(p);
+  json j = json::parse(out);
+  int checked = 0;
+  for (const json& f : j) {
+    if (f["code"] != "OOM102" && f["code"] != "OOM201") continue;
+    const json& m = f["measured"];
+    const json& e = f["estimated"];
+    ASSERT_TRUE(m.is_object()) << out;
+    ASSERT_TRUE(e.is_object()) << out;
+    EXPECT_EQ(0u, m["workload"].get<std::string>().rfind("shape-faithful: the file's own layers, `nn.Sequential(", 0)) << m["workload"];
+    double measured = f["code"] == "OOM102" ? m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>()
+                                            : m["peak_bytes"]["delta"].get<double>();
+    double estimated = e["bytes"].get<double>();
+    EXPECT_LE(std::fabs(measured - estimated) / estimated, 0.10) << f["code"] << ": measured " << measured << " estimated " << estimated;
+    ++checked;
+  }
+  EXPECT_EQ(2, checked) << out;
+  // No temporary workload file is left behind.
+  for (const auto& entry : std::filesystem::directory_iterator("/tmp"))
+    EXPECT_EQ(std::string::npos, entry.path().filename().string().find("oomlint-workload-")) << entry.path();
 }
 
 TEST(Verify, CostsThatAreNotMemoryAreNotShownAsBytes) {

@@ -1,5 +1,8 @@
 #include "cli/verify.h"
 
+#include "engine/frontends.h"
+#include "facts/facts.h"
+#include "facts/sizes.h"
 #include "util/bytes.h"
 
 #include <sys/stat.h>
@@ -48,6 +51,38 @@ std::map<std::string, std::pair<long, std::string>> sizesFromSource(const std::s
   first(std::regex(R"((?:seq_len|max_len|block_size|max_seq_len|seq_length)\s*=\s*(\d+))"), "seq", 1, "sequence length literal");
   first(std::regex(R"(vocab(?:_size)?\s*=\s*(\d+))"), "vocab", 1, "vocabulary literal");
   return out;
+}
+
+/// The probe workload a Python file states: the layers, input rows and dtype of its first forward
+/// whose sizes are all known (facts/sizes.h), as `--workload` JSON; null when there is none.
+/// Layers the probe cannot build, and 16-bit models (the probe's dtype must name bf16 or f16,
+/// which the element size alone does not tell), fall back to the generic workload.
+nlohmann::json statedWorkload(const FileResult& r, std::string& basis) {
+  if (r.lang != Lang::Python) return nullptr;
+  ParsedDocument doc = parseDocument(r.path, r.source, DocumentLanguage::Python);
+  if (!doc.module) return nullptr;
+  Facts facts(*doc.module);
+  const Module& m = *doc.module;
+  for (NodeId e = 0; e < m.exprs.size(); ++e) {
+    if (m.expr(e).kind != ExprKind::Call || !facts.isForwardCall(e)) continue;
+    auto w = facts.sizes().workloadOf(e);
+    if (!w || w->elementBytes != 4) continue;
+    nlohmann::json layers = nlohmann::json::array();
+    bool buildable = true;
+    for (const LayerSize& l : w->layers) {
+      static const std::set<std::string> kinds = {"Linear", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm"};
+      if (!kinds.count(l.kind)) buildable = false;
+      nlohmann::json j = {{"kind", l.kind}};
+      if (l.kind == "Linear") j.update({{"in", l.inFeatures}, {"out", l.outFeatures}, {"bias", l.bias}});
+      if (l.kind == "LayerNorm") j["in"] = l.parameters / 2;
+      if (l.kind == "Dropout") j["p"] = l.dropout;
+      layers.push_back(j);
+    }
+    if (!buildable) continue;
+    basis = w->basis;
+    return {{"layers", layers}, {"rows", w->rows}, {"dtype", "f32"}};
+  }
+  return nullptr;
 }
 
 /// What a rule's cost is when it is not memory, so its measurement is not read as bytes.
@@ -100,8 +135,26 @@ std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions
     if (codes.empty()) continue;
     std::string cmd = shellQuote(probe) + " --device " + shellQuote(opts.device) + " --steps " + std::to_string(opts.steps) +
                       " --json -";
-    std::string workload;
-    if (!opts.workloadFile.empty()) {
+    std::string workload, basis, statedFile;
+    nlohmann::json stated = opts.workloadFile.empty() ? statedWorkload(r, basis) : nlohmann::json(nullptr);
+    if (!stated.is_null()) {
+      // Shape-faithful: the probes that run an MLP run this file's own network on its input.
+      char path[] = "/tmp/oomlint-workload-XXXXXX";
+      int fd = ::mkstemp(path);
+      if (fd >= 0) {
+        std::string text = stated.dump();
+        bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+        ::close(fd);
+        statedFile = path;
+        if (!written) stated = nullptr;
+      } else {
+        stated = nullptr;
+      }
+    }
+    if (!stated.is_null()) {
+      cmd += " --workload " + shellQuote(statedFile);
+      workload = "shape-faithful: the file's own layers, " + basis + ", float32";
+    } else if (!opts.workloadFile.empty()) {
       cmd += " --workload " + shellQuote(opts.workloadFile);
       workload = "sizes from " + opts.workloadFile;
     } else {
@@ -114,11 +167,15 @@ std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions
     for (const std::string& c : codes) cmd += " " + c;
     cmd += " 2>/dev/null";
     FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) continue;
+    if (!p) {
+      if (!statedFile.empty()) ::unlink(statedFile.c_str());
+      continue;
+    }
     std::string out;
     std::array<char, 4096> buf{};
     while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
     int rc = ::pclose(p);
+    if (!statedFile.empty()) ::unlink(statedFile.c_str());
     nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
     if (rc != 0 || doc.is_discarded()) {
       warnings += "--verify: oomlint-probe failed for " + r.path + "\n";

@@ -36,6 +36,9 @@ struct KnownShape {
 struct LayerSize {
   enum class Saves : uint8_t { Input, Output, Nothing };
   std::string name;         // "Linear(4096, 4096)"
+  std::string kind;         // torch.nn's class name: Linear, ReLU, GELU, Dropout, LayerNorm ...
+  bool bias = true;
+  double dropout = 0.5;     // Dropout's p
   int64_t inFeatures = 0;   // 0: keeps its input's width (activations, dropout, norms)
   int64_t outFeatures = 0;
   int64_t parameters = 0;
@@ -66,6 +69,14 @@ struct ForwardSizes {
   std::string basis;     // the network's and the input's sources
 };
 
+/// A forward the probe can rebuild: the network's layers, the input's rows, the dtype.
+struct StatedWorkload {
+  std::vector<LayerSize> layers;
+  int64_t rows = 0;
+  int elementBytes = 4;
+  std::string basis;
+};
+
 /// The parameters of a known network: P times their element size.
 struct KnownParameters {
   double bytes = 0;
@@ -86,6 +97,8 @@ class Sizes {
   /// A forward call (`model(x)`) of a known network on an input of known shape. Where the call
   /// runs in eval mode (facts' evaluation context), dropout is the identity.
   std::optional<ForwardSizes> forwardOf(NodeId forwardCall) const;
+  /// What a forward call of a known network on a known input runs, for a shape-faithful probe.
+  std::optional<StatedWorkload> workloadOf(NodeId forwardCall) const;
   /// The parameters of the network a module expression names.
   std::optional<KnownParameters> parametersOf(NodeId moduleExpr) const;
   /// Iterations of `for _ in range(N)` with N known.

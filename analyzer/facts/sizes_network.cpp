@@ -2,6 +2,7 @@
 // chains sized submodules) and what one forward of them costs (see sizes.h).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 
 #include "facts/facts.h"
@@ -85,6 +86,7 @@ bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwor
   }
   LayerSize layer;
   layer.name = std::string(cls) + "()";
+  layer.kind = std::string(cls);
   if (keywordArg(m_, ctor, "dtype") != kNone || keywordArg(m_, ctor, "device") != kNone) return false;
   if (cls == "Linear") {
     NodeId inArg = keywordArg(m_, ctor, "in_features"), outArg = keywordArg(m_, ctor, "out_features");
@@ -98,6 +100,7 @@ bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwor
     layer.inFeatures = *in;
     layer.outFeatures = *out;
     layer.parameters = *in * *out + (isFalseLiteral(m_, bias) ? 0 : *out);
+    layer.bias = !isFalseLiteral(m_, bias);
     layer.saves = LayerSize::Saves::Input;
     layer.name = "Linear(" + std::to_string(*in) + ", " + std::to_string(*out) + ")";
   } else if (cls == "LayerNorm") {
@@ -109,6 +112,10 @@ bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwor
   } else if (cls == "Dropout") {
     layer.extraBytesPerElement = 1;  // the boolean mask, in training
     layer.identityInEval = true;
+    NodeId p = keywordArg(m_, ctor, "p");
+    if (p == kNone) p = positionalArg(m_, ctor, 0);
+    if (p != kNone && m_.expr(p).kind != ExprKind::Number) return false;
+    if (p != kNone) layer.dropout = std::strtod(std::string(m_.expr(p).text).c_str(), nullptr);
   } else if (auto saves = activationSaves(cls)) {
     layer.saves = *saves;
   } else {
@@ -188,7 +195,9 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
     auto saves = functionalSaves(m_.canonical(e));
     if (!saves) return false;
     LayerSize act;
-    act.name = std::string(names::lastComponent(m_.canonical(e))) + "()";
+    std::string_view fn = names::lastComponent(m_.canonical(e));
+    act.name = std::string(fn) + "()";
+    act.kind = fn == "relu" ? "ReLU" : fn == "gelu" ? "GELU" : fn == "silu" ? "SiLU" : fn == "tanh" ? "Tanh" : fn == "sigmoid" ? "Sigmoid" : "";
     act.saves = *saves;
     net.layers.push_back(act);
     return true;
@@ -264,6 +273,20 @@ std::optional<KnownParameters> Sizes::parametersOf(NodeId moduleExpr) const {
   int bytes = moduleDtype(moduleExpr, net->elementBytes);
   if (!bytes) return std::nullopt;
   return KnownParameters{static_cast<double>(net->parameters()) * bytes, net->source + ", " + std::string(dtypeWord(bytes))};
+}
+
+std::optional<StatedWorkload> Sizes::workloadOf(NodeId call) const {
+  if (!forwardOf(call)) return std::nullopt;  // every size known and chaining
+  NodeId callee = m_.expr(call).lhs;
+  if (m_.expr(callee).kind == ExprKind::Attribute && m_.expr(callee).text == "forward") callee = m_.expr(callee).lhs;
+  const KnownNetwork* net = networkOf(callee);
+  auto input = shapeOf(positionalArg(m_, call, 0));
+  StatedWorkload w;
+  w.layers = net->layers;
+  w.rows = input->rows();
+  w.elementBytes = moduleDtype(callee, net->elementBytes);
+  w.basis = net->source + ", input " + input->source;
+  return w;
 }
 
 std::optional<ForwardSizes> Sizes::forwardOf(NodeId call) const {
