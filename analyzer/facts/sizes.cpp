@@ -6,29 +6,22 @@
 
 #include "facts/facts.h"
 #include "facts/names.h"
+#include "facts/torch_api.h"
 
 namespace oomlint {
 
 namespace {
 
 constexpr int kMaxDepth = 8;
+using torch_api::startsWith;
 
-bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+}  // namespace
 
-/// Element size a tensor or module method converts to (`.half()`), 0 for any other method.
-int conversionBytes(std::string_view method) {
+int Sizes::conversionBytes(std::string_view method) {
   if (method == "half" || method == "bfloat16") return 2;
   if (method == "float") return 4;
   if (method == "double") return 8;
   return 0;
-}
-
-}  // namespace
-
-int64_t KnownShape::elements() const {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
 }
 
 int64_t KnownShape::rows() const {
@@ -46,12 +39,6 @@ int64_t KnownNetwork::parameters() const {
 int64_t KnownNetwork::inFeatures() const {
   for (const LayerSize& l : layers)
     if (l.inFeatures) return l.inFeatures;
-  return 0;
-}
-
-int64_t KnownNetwork::outFeatures() const {
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it)
-    if (it->outFeatures) return it->outFeatures;
   return 0;
 }
 

@@ -28,7 +28,6 @@ struct KnownShape {
   std::vector<int64_t> dims;
   int elementBytes = 4;  // float32 unless stated
   std::string source;    // "torch.randn(32, 4096) at line 9"
-  int64_t elements() const;
   int64_t rows() const;  // every dimension but the last: what a Linear maps row by row
 };
 
@@ -54,7 +53,6 @@ struct KnownNetwork {
   std::string source;    // "nn.Sequential at line 5 (8 layers, 67.1M parameters, bf16)"
   int64_t parameters() const;
   int64_t inFeatures() const;
-  int64_t outFeatures() const;
 };
 
 /// What one forward of a known network on a known input costs, in bytes.
@@ -103,6 +101,8 @@ class Sizes {
   std::optional<KnownParameters> parametersOf(NodeId moduleExpr) const;
   /// Iterations of `for _ in range(N)` with N known.
   std::optional<int64_t> tripCount(NodeId forStmt) const;
+  /// Element size a tensor or module method converts to (`.half()`: 2), 0 for any other method.
+  static int conversionBytes(std::string_view method);
   /// Bytes per element of a dtype expression (`torch.bfloat16`), 0 when not a known dtype.
   int dtypeBytes(NodeId e) const;
 

@@ -8,6 +8,7 @@
 #include "facts/facts.h"
 #include "facts/names.h"
 #include "facts/sizes.h"
+#include "facts/torch_api.h"
 
 namespace oomlint {
 
@@ -15,18 +16,11 @@ namespace {
 
 constexpr int kMaxDepth = 6;
 
-bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+using torch_api::startsWith;
 
 std::string_view nnClass(const std::string& canonical) {
   if (!startsWith(canonical, "torch.nn.")) return {};
   return names::lastComponent(canonical);
-}
-
-int conversionBytes(std::string_view method) {
-  if (method == "half" || method == "bfloat16") return 2;
-  if (method == "float") return 4;
-  if (method == "double") return 8;
-  return 0;
 }
 
 std::optional<LayerSize::Saves> activationSaves(std::string_view cls) {
