@@ -9,7 +9,9 @@ torch.cuda.max_memory_allocated), and prints both numbers side by side with thei
 import argparse
 import json
 import math
+import subprocess
 import sys
+import time
 
 import torch
 import torch.nn as nn
@@ -332,7 +334,9 @@ class Checkpointed(torch.autograd.Function):
         return x.grad, None
 
 
-def oom402(w):
+def oom402(w, with_none=False):
+    """Per-op against per-block checkpointing; with_none also measures no checkpointing (the seed
+    claim SEED-dense-checkpointing compares per-op checkpointing with that)."""
     dtype = DTYPES[w["dtype"]]
     layers = [nn.Linear(w["width"], w["width"]).to("cuda", dtype) for _ in range(2 * w["depth"])]
     x = tokens_of(w).requires_grad_(True)
@@ -362,7 +366,15 @@ def oom402(w):
         loss_of(h).backward()
         clear()
 
-    return measure(anti, w["steps"]), measure(fix, w["steps"])
+    def none(i):
+        h = x
+        for b in range(w["depth"]):
+            h = blocks[b](h)
+        loss_of(h).backward()
+        clear()
+
+    a, f = measure(anti, w["steps"]), measure(fix, w["steps"])
+    return (a, f, measure(none, w["steps"])) if with_none else (a, f)
 
 
 def oom404(w):
@@ -433,11 +445,84 @@ def oom401(w):
     return measure(anti, w["steps"], reset), measure(fix, w["steps"], reset)
 
 
+# --- seed claims (SEED-* in the probe's JSON): folk beliefs the probe tests; the same twins here ---
+
+def seed_steps(w):
+    return max(w["steps"], 200)  # a leak per step shows over many steps, as the probe runs them
+
+
+def seed_lambda_lr(w):
+    """The probe sets SGD's rate from a lambda every step; the twin runs PyTorch's own LambdaLR, so
+    the claim is checked against the real scheduler. SGD steps one tensor at a time, as LibTorch's."""
+    model, params, reset = trained_mlp(w)
+    x = x_of(w)
+    opt = torch.optim.SGD(params, lr=0.1, foreach=False)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0 / (1.0 + 0.001 * step))
+
+    def anti(i):
+        opt.zero_grad()
+        loss_of(model(x)).backward()
+        opt.step()
+        sched.step()
+
+    def fix(i):
+        opt.zero_grad()
+        loss_of(model(x)).backward()
+        opt.step()
+
+    a = measure(anti, seed_steps(w), reset)
+    return a, measure(fix, seed_steps(w), reset)
+
+
+def seed_logging(w):
+    model, params, reset = trained_mlp(w)
+    x = x_of(w)
+    logged = []
+
+    def anti(i):
+        zero_grad(params, True)
+        loss = loss_of(model(x))
+        loss.backward()
+        sgd_step(params)
+        logged.append(loss.item())
+
+    def fix(i):
+        zero_grad(params, True)
+        loss_of(model(x)).backward()
+        sgd_step(params)
+
+    a = measure(anti, seed_steps(w), reset)
+    return a, measure(fix, seed_steps(w), reset)
+
+
+def seed_dense_checkpointing(w):
+    anti, _, none = oom402(w, with_none=True)
+    return anti, none  # the probe's fix variant for this claim is no checkpointing at all
+
+
 # Every probe that measures memory, with its twin (OOM506 measures nothing: not expressible in C++).
+# Four seed claims run a rule's probe under another name (SEED-unscaled-accumulation is OOM303's,
+# SEED-empty-cache OOM501's, SEED-eval-without-no-grad OOM201's), so they share its twin.
 TWINS = (("OOM101", oom101), ("OOM102", oom102), ("OOM103", oom103), ("OOM104", oom104), ("OOM105", oom105),
          ("OOM106", oom106), ("OOM107", oom107), ("OOM201", oom201), ("OOM301", oom301), ("OOM302", oom302),
          ("OOM303", oom303), ("OOM305", oom305), ("OOM401", oom401), ("OOM402", oom402), ("OOM404", oom404),
-         ("OOM501", oom501), ("OOM504", oom504))
+         ("OOM501", oom501), ("OOM504", oom504), ("SEED-lambda-lr", seed_lambda_lr), ("SEED-logging", seed_logging),
+         ("SEED-unscaled-accumulation", oom303), ("SEED-empty-cache", oom501),
+         ("SEED-dense-checkpointing", seed_dense_checkpointing), ("SEED-eval-without-no-grad", oom201))
+
+
+def provenance(args, probe):
+    """Where and with what the twins ran, beside the probe run they are compared with."""
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
+                                text=True, check=True).stdout.split("\n")[0].strip()
+    except (OSError, subprocess.CalledProcessError):
+        driver = "unknown"
+    cuda = torch.version.cuda or "unknown"
+    return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "device": f"cuda:0 ({torch.cuda.get_device_name(0)})", "driver": f"{driver} (CUDA {cuda})",
+            "torch": torch.__version__, "libtorch": probe["provenance"].get("libtorch", "unknown"),
+            "probe_json": args.probe_json, "command": " ".join(["python3"] + sys.argv)}
 
 
 def main():
@@ -467,13 +552,14 @@ def main():
                 if metric == "peak_bytes":
                     worst = max(worst, diff)
                 rows.append({"probe": code, "variant": variant, "metric": metric, "libtorch": c, "pytorch": p, "diff": diff})
-    print(f"{'probe':8} {'variant':7} {'metric':15} {'oomlint-probe':>16} {'PyTorch':>16} {'diff':>7}")
+    width = max(len(r["probe"]) for r in rows)
+    print(f"{'probe':{width}} {'variant':7} {'metric':15} {'oomlint-probe':>16} {'PyTorch':>16} {'diff':>7}")
     for r in rows:
-        print(f"{r['probe']:8} {r['variant']:7} {r['metric']:15} {r['libtorch']:16,d} {r['pytorch']:16,d} {100 * r['diff']:6.2f}%")
+        print(f"{r['probe']:{width}} {r['variant']:7} {r['metric']:15} {r['libtorch']:16,d} {r['pytorch']:16,d} {100 * r['diff']:6.2f}%")
     print(f"largest peak difference: {100 * worst:.2f}% (target: within 5%)")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"torch": torch.__version__, "rows": rows, "worst_peak_diff": worst}, f, indent=2)
+            json.dump({"provenance": provenance(args, probe), "rows": rows, "worst_peak_diff": worst}, f, indent=2)
     return 0 if worst <= 0.05 else 1
 
 

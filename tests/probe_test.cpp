@@ -78,19 +78,23 @@ TEST(ProbeResults, CrossCheckedProbesAgreeWithPyTorchWithinFivePercent) {
   std::string twins = text.str().substr(text.str().find("TWINS = ("));
   twins = twins.substr(0, twins.find("\n\n"));
   size_t listed = 0;
-  for (size_t at = twins.find("(\"OOM"); at != std::string::npos; at = twins.find("(\"OOM", at + 1)) {
-    std::string code = twins.substr(at + 2, 6);
+  for (size_t at = twins.find("(\""); at != std::string::npos; at = twins.find("(\"", at + 1)) {
+    size_t begin = at + 2, end = twins.find('"', begin);
+    std::string code = twins.substr(begin, end - begin);
     ++listed;
     EXPECT_EQ(4, rows[code]) << code << " is a twin without its rows in h200-crosscheck.json";
   }
   EXPECT_EQ(listed, rows.size());
-  // And every probe of the committed H200 run that measures both variants has a twin.
+  // And every probe and seed claim of the committed H200 run that measures both variants has a twin.
   json probes = loadResults();
+  size_t seeds = 0;
   for (const json& p : probes["probes"]) {
     std::string code = p["code"].get<std::string>();
-    if (code.rfind("OOM", 0) != 0 || !p["available"].get<bool>()) continue;
+    if (!p["available"].get<bool>()) continue;
+    seeds += code.rfind("SEED-", 0) == 0;
     EXPECT_EQ(4, rows[code]) << code << " has no Python twin in bench/crosscheck.py";
   }
+  EXPECT_EQ(6u, seeds) << "the six seed claims are probes of the H200 run";
 }
 
 #ifdef OOMLINT_PROBE_BINARY
