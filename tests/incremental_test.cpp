@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "engine/engine.h"
+#include "notebook/notebook.h"
 #include "python/frontend.h"
 #include "python/incremental.h"
 #include "test_util.h"
@@ -208,6 +209,21 @@ TEST(IncrementalDocument, RandomEditsOfEveryFixtureMatchAFreshParse) {
   EXPECT_GT(chunked, files.size() / 2);  // most fixtures have several top-level statements
 }
 
+TEST(IncrementalDocument, AnElseTypedAfterABlockJoinsItsIf) {
+  // tree-sitter-python reads `else:\n    y = 1` on its own as an annotated assignment without
+  // an error, so the chunk after an `if` that is edited into an `else:` must not parse alone.
+  for (std::string clause : {"else:\n    y = 1\n", "elif y:\n    y = 1\n", "finally:\n    y = 1\n"}) {
+    Editor e;
+    e.text = clause.rfind("finally", 0) == 0 ? "import torch\ntry:\n    x = 1\nexcept E:\n    pass\ny = 2\n"
+                                             : "import torch\nif x:\n    pass\ny = 2\n";
+    e.expectSameAsFreshParse("open");
+    ASSERT_GT(e.doc.chunkCount(), 2u);
+    size_t at = e.text.find("y = 2");
+    e.edit(at, e.text.size(), clause);
+    e.expectSameAsFreshParse(clause);
+  }
+}
+
 TEST(IncrementalDocument, AParseDoesNotDependOnTheTextParsedBefore) {
   // tree-sitter-python's scanner kept an "inside an f-string" flag from one parse to the next, so
   // the same broken text parsed twice in a row recovered differently (found by the test above).
@@ -243,4 +259,72 @@ TEST(IncrementalDocument, DeletingTheLastStatementsAndEverything) {
   e.expectSameAsFreshParse("empty");
   e.edit(0, 0, "import torch\ny = 1");  // no final line break
   e.expectSameAsFreshParse("typed again");
+}
+
+namespace {
+
+/// parseRuns over `starts` (one thread and three) gives the model and the findings a fresh parse gives.
+void expectRunsMatchAFreshParse(const std::string& text, const std::vector<uint32_t>& starts, const std::string& what) {
+  auto fresh = python::parse("t.py", text);
+  for (unsigned threads : {1u, 3u}) {
+    auto runs = python::parseRuns("t.py", text, starts, threads);
+    ASSERT_EQ(dump(*fresh), dump(*runs)) << what << " (" << threads << " threads)";
+    ASSERT_EQ(findingsText(*fresh), findingsText(*runs)) << what;
+  }
+}
+
+}  // namespace
+
+TEST(ParseRuns, NotebookCellsParsedOneByOneGiveTheModelOfTheWholeModule) {
+  // check parses a notebook cell by cell, on spare cores: exactly the model of its module.
+  std::vector<std::filesystem::path> notebooks;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(OOMLINT_FIXTURES) + "/notebooks"))
+    if (entry.path().extension() == ".ipynb") notebooks.push_back(entry.path());
+  notebooks.push_back(std::string(OOMLINT_EXAMPLES) + "/notebooks/train.ipynb");
+  std::sort(notebooks.begin(), notebooks.end());
+  ASSERT_GE(notebooks.size(), 4u);
+  for (const auto& path : notebooks) {
+    Notebook nb = readNotebook(testutil::slurp(path));
+    ASSERT_TRUE(nb.error.empty()) << path;
+    std::vector<uint32_t> starts = cellStartsOf(nb);
+    EXPECT_GE(starts.size(), 2u) << path;
+    expectRunsMatchAFreshParse(nb.module, starts, path.string());
+  }
+  // A cell that does not stand on its own (a block continued, an unclosed bracket, a trailing
+  // backslash, a syntax error) makes the whole module parse as one, as it does for a file.
+  const std::vector<std::vector<std::string>> cells = {
+      {"import torch\n", "for x in xs:\n    y = x\n", "    z = y.cuda()\n", "total = 0\n"},
+      {"import torch\n", "x = torch.ones(\n", "    3)\n", "y = x\n"},
+      {"import torch\n", "x = 1 + \\\n", "2\n"},
+      {"import torch\n", "if x:\n    pass\n", "else:\n    y = 1\n"},
+      {"import torch\n", "def f(:\n", "y = f()\n"},
+      {"import torch\n", "", "", "x = torch.ones(3)\n"},
+  };
+  for (const auto& texts : cells) {
+    Notebook nb = notebookFromCells(texts);
+    std::string what = "cells:";
+    for (const std::string& t : texts) what += " [" + t + "]";
+    expectRunsMatchAFreshParse(nb.module, cellStartsOf(nb), what);
+  }
+}
+
+TEST(ParseRuns, RunsAtRandomLineStartsOfEveryFixtureMatchAFreshParse) {
+  // Runs that begin inside blocks, brackets and strings must fall back to the whole text.
+  std::mt19937 rng(20261202u);
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(OOMLINT_FIXTURES) + "/python"))
+    if (entry.path().extension() == ".py") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_GT(files.size(), 40u);
+  for (const auto& path : files) {
+    std::string text = testutil::slurp(path);
+    std::vector<uint32_t> lineStarts{0};
+    for (size_t i = 0; i + 1 < text.size(); ++i)
+      if (text[i] == '\n') lineStarts.push_back(static_cast<uint32_t>(i + 1));
+    std::vector<uint32_t> starts{0};
+    for (size_t k = 1; k < lineStarts.size(); ++k)
+      if (rng() % 4 == 0) starts.push_back(lineStarts[k]);
+    expectRunsMatchAFreshParse(text, starts, path.string());
+    if (HasFatalFailure()) return;
+  }
 }

@@ -241,7 +241,7 @@ FileResult checkNotebook(const std::string& path, const std::string& json, const
     result.skippedReason = path + ": " + nb->skipped;
     return result;
   }
-  ParsedDocument doc = parseDocument(path, nb->module, DocumentLanguage::Python);
+  ParsedDocument doc = parseCells(path, nb->module, cellStartsOf(*nb));
   if (doc.module) result.findings = analyzeModule(*doc.module, opts);
   result.source = nb->module;
   result.notebook = std::move(nb);

@@ -1,5 +1,9 @@
 #include "engine/frontends.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include "cpp/loader.h"
 #include "python/frontend.h"
 
@@ -64,6 +68,32 @@ ParsedDocument parseDocument(const std::string& path, std::string source, Docume
     return out;
   }
   out.module = python::parse(path, std::move(source));
+  return out;
+}
+
+namespace {
+
+/// Threads a notebook's parse may add, shared by the process: files checked side by side already
+/// keep the cores busy, so a large notebook takes helpers only while some are left.
+std::atomic<int> g_spareThreads{static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1};
+
+/// Below this many bytes, one thread parses the cells faster than threads start.
+constexpr size_t kParallelCellsBytes = 32 * 1024;
+
+}  // namespace
+
+ParsedDocument parseCells(const std::string& path, std::string source, const std::vector<uint32_t>& cellStarts) {
+  if (source.find('\0') != std::string::npos) return parseDocument(path, std::move(source), DocumentLanguage::Python);
+  int helpers = 0;
+  if (source.size() >= kParallelCellsBytes && cellStarts.size() > 1) {
+    const int wanted = static_cast<int>(cellStarts.size()) - 1;
+    int spare = g_spareThreads.load();
+    do helpers = std::max(0, std::min(spare, wanted));
+    while (helpers > 0 && !g_spareThreads.compare_exchange_weak(spare, spare - helpers));
+  }
+  ParsedDocument out;
+  out.module = python::parseRuns(path, std::move(source), cellStarts, static_cast<unsigned>(helpers) + 1);
+  g_spareThreads.fetch_add(helpers);
   return out;
 }
 

@@ -170,6 +170,7 @@ class EvalWalker {
       case StmtKind::Expr: {
         std::string_view path;
         char sw = modeSwitch(s, path);
+        if (sw) ++switches_;  // a set changed: the joins below must intersect again
         if (sw == 'e') {
           set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return e.path == path; }), set.end());
           set.push_back({path, s});
@@ -180,35 +181,40 @@ class EvalWalker {
       }
       case StmtKind::If: {
         EvalSet a = set, b = set;
+        const uint64_t before = switches_;
         block(st.body, a, record);
         block(st.orelse, b, record);
-        set = intersect(a, b);
+        if (switches_ != before) set = intersect(a, b);  // else both are `set` still
         break;
       }
       case StmtKind::For:
       case StmtKind::While: {
         EvalSet a = set;
+        const uint64_t before = switches_;
         block(st.body, a, record);
-        EvalSet second = intersect(set, a);
-        if (second.size() != set.size()) {  // `second` keeps entries of `set`: equal sizes, same set
-          EvalSet b = second;
-          block(st.body, b, record);
+        if (switches_ != before) {  // else the body left `set` as it was: one pass is the fixed point
+          EvalSet second = intersect(set, a);
+          if (second.size() != set.size()) {  // `second` keeps entries of `set`: equal sizes, same set
+            EvalSet b = second;
+            block(st.body, b, record);
+          }
+          set = std::move(second);
         }
-        set = second;
         block(st.orelse, set, record);
         break;
       }
       case StmtKind::Try: {
         EvalSet a = set;
+        const uint64_t before = switches_;
         block(st.body, a, record);
         EvalSet joined = a;
         for (uint32_t h = 0; h < st.handlerCount; ++h) {
           EvalSet c = set;
           block(m_.handlers[st.firstHandler + h].body, c, record);
-          joined = intersect(joined, c);
+          if (switches_ != before) joined = intersect(joined, c);
         }
         block(st.orelse, a, record);
-        set = intersect(joined, a);
+        if (switches_ != before) set = intersect(joined, a);  // else every path left `set` as it was
         block(st.finalbody, set, record);
         break;
       }
@@ -231,6 +237,7 @@ class EvalWalker {
   std::vector<bool>& evalStmt_;
   std::unordered_map<NodeId, NodeId>& opener_;
   std::unordered_map<NodeId, Facts::CallEval>& callEval_;
+  uint64_t switches_ = 0;  // eval()/train() statements walked so far: a set can change only at one
 };
 
 /// Methods of a module class (or of a class with a `forward`): their callers choose the grad mode.

@@ -404,6 +404,12 @@ class Facts {
   std::vector<bool> runsOnce_;                      // per loop
   mutable std::unordered_map<NodeId, std::vector<NodeId>> nestedLists_;  // statementsWithin where not
   std::unordered_map<std::string_view, std::vector<uint32_t>> functionsByName_;
+  /// The first class of this file with each name (a name is looked up for every unresolved call).
+  std::unordered_map<std::string_view, int32_t> classesByName_;
+  int32_t classNamed(std::string_view name) const {
+    auto it = classesByName_.find(name);
+    return it == classesByName_.end() ? -1 : it->second;
+  }
   std::vector<std::vector<int32_t>> classFamily_;   // per class: itself, its in-file bases and subclasses
   std::vector<int32_t> familyRoot_;                 // per class: representative of its family
   std::unordered_map<NodeId, std::vector<uint32_t>> callTargets_;

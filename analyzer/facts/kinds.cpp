@@ -74,6 +74,8 @@ Facts::KindFact make(Kind k, Evidence e, int32_t cls = -1, NodeId ctor = kNone) 
 void FactsBuilder::classifyClasses() {
   size_t nc = m_.classes.size();
   f_.moduleClass_.assign(nc, false);
+  std::unordered_map<std::string_view, std::vector<size_t>> named;  // classes by name (names may repeat)
+  for (size_t c = 0; c < nc; ++c) named[m_.classes[c].name].push_back(c);
   bool changed = true;
   for (int round = 0; changed && round < 8; ++round) {
     changed = false;
@@ -87,9 +89,10 @@ void FactsBuilder::classifyClasses() {
           isModule = base && base->module;
         }
         if (!isModule) {
-          std::string_view last = names::lastComponent(text);
-          for (size_t o = 0; o < nc && !isModule; ++o)
-            if (o != c && f_.moduleClass_[o] && m_.classes[o].name == last) isModule = true;
+          auto same = named.find(names::lastComponent(text));
+          if (same != named.end())
+            for (size_t o : same->second)
+              if (o != c && f_.moduleClass_[o]) isModule = true;
         }
         if (isModule) {
           f_.moduleClass_[c] = true;
@@ -385,8 +388,7 @@ Facts::KindFact Facts::kindFactOf(NodeId e) const {
       if (k.evidence != Evidence::None) return k;
       auto it = functionsByName_.find(x.text);
       if (it != functionsByName_.end()) return make(Kind::Function, Evidence::Declared);
-      for (size_t c = 0; c < m_.classes.size(); ++c)
-        if (m_.classes[c].name == x.text) return make(Kind::Class, Evidence::Declared, static_cast<int32_t>(c));
+      if (int32_t c = classNamed(x.text); c >= 0) return make(Kind::Class, Evidence::Declared, c);
       return {};
     }
     case ExprKind::Attribute: {
@@ -506,11 +508,8 @@ Facts::KindFact Facts::kindFactOf(NodeId e) const {
   }
   const Expr& callee = m_.expr(m_.expr(e).lhs);
   if (callee.kind == ExprKind::Name && callee.canonical == 0) {
-    for (size_t c = 0; c < m_.classes.size(); ++c)
-      if (m_.classes[c].name == callee.text) {
-        int32_t ci = static_cast<int32_t>(c);
-        return make(isModuleClass(ci) ? Kind::Module : Kind::Instance, Evidence::Constructed, ci, e);
-      }
+    if (int32_t ci = classNamed(callee.text); ci >= 0)
+      return make(isModuleClass(ci) ? Kind::Module : Kind::Instance, Evidence::Constructed, ci, e);
     for (uint32_t t : callTargets(e))
       if (summaries_[t].returnsModule) return make(Kind::Module, Evidence::Constructed, -1, e);
     if (isUpperInitial(callee.text) && functionsByName_.find(callee.text) == functionsByName_.end() &&

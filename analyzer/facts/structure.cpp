@@ -85,7 +85,7 @@ void FactsBuilder::buildStructure() {
   // Class families: bases named by a class of this file, both ways.
   f_.classFamily_.assign(nc, {});
   f_.familyRoot_.assign(nc, -1);
-  std::unordered_map<std::string_view, int32_t> byName;
+  std::unordered_map<std::string_view, int32_t>& byName = f_.classesByName_;
   for (size_t c = 0; c < nc; ++c) byName.emplace(m_.classes[c].name, static_cast<int32_t>(c));
   std::vector<int32_t> parent(nc);
   for (size_t c = 0; c < nc; ++c) parent[c] = static_cast<int32_t>(c);

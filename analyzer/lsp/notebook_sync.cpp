@@ -3,6 +3,7 @@
 #include "lsp/notebook_sync.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "engine/frontends.h"
 
@@ -118,7 +119,9 @@ void NotebookSync::analyze(NotebookDoc& nb) {
   if (before != after)
     nb.python.edited(static_cast<uint32_t>(p), static_cast<uint32_t>(before.size() - s), static_cast<uint32_t>(after.size() - p - s));
   nb.cells = std::move(cells);
-  nb.module = nb.python.model(nb.path, nb.cells.module);
+  // Nothing kept (the notebook was just opened): each cell is parsed on its own, on all cores.
+  if (nb.python.chunkCount() == 0) nb.python.seed(cellStartsOf(nb.cells), static_cast<uint32_t>(nb.cells.module.size()));
+  nb.module = nb.python.model(nb.path, nb.cells.module, std::max(1u, std::thread::hardware_concurrency()));
   nb.findings = nb.module ? analyzeModule(*nb.module, host_.optionsFor(nb.path)) : std::vector<Finding>{};
   std::vector<uint32_t> moduleLines = lineStartsOf(nb.cells.module);
   // Each finding belongs to the cell it starts in.

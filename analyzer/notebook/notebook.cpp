@@ -315,6 +315,13 @@ Notebook readNotebook(std::string_view text) {
   return nb;
 }
 
+std::vector<uint32_t> cellStartsOf(const Notebook& nb) {
+  std::vector<uint32_t> starts;
+  for (const NotebookCell& c : nb.cells)  // an empty cell starts where the next one does
+    if (starts.empty() || c.begin > starts.back()) starts.push_back(c.begin);
+  return starts;
+}
+
 int cellAt(const Notebook& nb, uint32_t offset) {
   // Cells in module order; empty ones share the next cell's offset and hold nothing.
   auto after = std::upper_bound(nb.cells.begin(), nb.cells.end(), offset,

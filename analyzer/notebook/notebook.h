@@ -41,6 +41,8 @@ Notebook readNotebook(std::string_view json);
 /// The module of cells as an editor holds them (LSP notebook documents): the same joining and
 /// blanking as a file, numbered in the order given, without JSON positions.
 Notebook notebookFromCells(const std::vector<std::string>& cellTexts);
+/// The module offsets where the code cells begin, in order.
+std::vector<uint32_t> cellStartsOf(const Notebook& nb);
 /// A code cell's source as written (magics included).
 std::string cellText(const NotebookCell& cell);
 

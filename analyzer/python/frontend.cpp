@@ -1144,22 +1144,8 @@ TSParser* threadParser() {
   return handle.parser;
 }
 
-namespace {
-
-/// A parser made inside a ParseArena and deleted before it ends (its buffers live in the arena).
-/// Being new, it also starts with a new external scanner: see threadParser.
-struct ArenaParser {
-  TSParser* parser = ts_parser_new();
-  ArenaParser() { ts_parser_set_language(parser, tree_sitter_python()); }
-  ~ArenaParser() { ts_parser_delete(parser); }  // frees the grammar's scanner, which the grammar mallocs
-  ArenaParser(const ArenaParser&) = delete;
-  ArenaParser& operator=(const ArenaParser&) = delete;
-  TSTree* parse(const std::string& source) {
-    return ts_parser_parse_string(parser, nullptr, source.data(), static_cast<uint32_t>(source.size()));
-  }
-};
-
-}  // namespace
+ArenaParser::ArenaParser() : parser(ts_parser_new()) { ts_parser_set_language(parser, tree_sitter_python()); }
+ArenaParser::~ArenaParser() { ts_parser_delete(parser); }  // frees the grammar's scanner, which the grammar mallocs
 
 std::string repairMisparses(std::string_view text, TSTree* tree) {
   TSNode root = ts_tree_root_node(tree);

@@ -1,27 +1,49 @@
 #include "python/incremental.h"
 
+#include "python/frontend.h"
+
 #include <tree_sitter/api.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cstring>
+#include <thread>
 
 #include "python/lowering.h"
+#include "python/parse_arena.h"
 
 namespace oomlint::python {
 namespace {
 
 struct TreeHandle {
   TSTree* tree;
-  explicit TreeHandle(TSTree* t) : tree(t) {}
-  ~TreeHandle() { ts_tree_delete(tree); }
+  bool inArena = false;  // dropped with its ParseArena: no walk over the tree to free it
+  explicit TreeHandle(TSTree* t, bool arena = false) : tree(t), inArena(arena) {}
+  ~TreeHandle() {
+    if (!inArena) ts_tree_delete(tree);
+  }
   TreeHandle(const TreeHandle&) = delete;
   TreeHandle& operator=(const TreeHandle&) = delete;
 };
 
+/// True when the statement at `at` begins with a clause keyword that continues a block above
+/// (`else:`, `elif`, `except`, `finally:`). tree-sitter-python reads `else:\n    y = 1` alone as
+/// an annotated assignment (`else: y = 1`) without any error, so a run that starts so would
+/// parse "cleanly" on its own and lose its `if`.
+bool continuesABlock(std::string_view text, uint32_t at) {
+  for (std::string_view keyword : {"else", "elif", "except", "finally"}) {
+    if (text.substr(at, keyword.size()) != keyword) continue;
+    char next = at + keyword.size() < text.size() ? text[at + keyword.size()] : ' ';
+    if (!(std::isalnum(static_cast<unsigned char>(next)) || next == '_')) return true;
+  }
+  return false;
+}
+
 /// Byte offsets (in the parsed text) where chunks start: the text's start, then every top-level
 /// statement that begins a line at column 0. Empty when the text cannot stand on its own: a syntax
-/// error, a first statement that is indented (it belongs to the block above), or a trailing
-/// backslash (the next line continues it).
+/// error, a first statement that is indented (it belongs to the block above) or that continues a
+/// block above (`else:`), or a trailing backslash (the next line continues it).
 std::vector<uint32_t> chunkStarts(TSTree* tree, std::string_view text) {
   TSNode root = ts_tree_root_node(tree);
   if (ts_node_has_error(root)) return {};
@@ -35,7 +57,7 @@ std::vector<uint32_t> chunkStarts(TSTree* tree, std::string_view text) {
     if (!ts_node_is_named(c) || std::strcmp(ts_node_type(c), "comment") == 0) continue;
     uint32_t at = ts_node_start_byte(c);
     bool lineStart = ts_node_start_point(c).column == 0 && (at == 0 || text[at - 1] == '\n');
-    if (first && !lineStart) ok = false;
+    if (first && (!lineStart || continuesABlock(text, at))) ok = false;
     else if (!first && lineStart) starts.push_back(at);
     first = false;
   }
@@ -172,19 +194,23 @@ void IncrementalDocument::edited(uint32_t begin, uint32_t end, uint32_t length) 
   for (size_t i = a + 1; i < chunks_.size(); ++i) chunks_[i].begin = static_cast<uint32_t>(chunks_[i].begin + delta);
 }
 
-bool IncrementalDocument::relower(size_t i, const std::string& text, std::unique_ptr<Module>* whole,
-                                  const std::string& path) {
-  const uint32_t begin = chunks_[i].begin, length = chunks_[i].length;
+namespace {
+
+/// Parses the run [begin, begin + length) of `text` with `parser` and lowers each top-level
+/// piece of it as a chunk. False when the run does not stand on its own; then, if it is the
+/// whole text, `*whole` is its model. `inArena`: the parser works inside a ParseArena, which
+/// drops the tree.
+template <typename Chunk>
+bool lowerRun(TSParser* parser, bool inArena, uint32_t begin, uint32_t length, const std::string& text,
+              const std::string& path, std::vector<Chunk>& pieces, std::unique_ptr<Module>* whole) {
   std::string_view run = std::string_view(text).substr(begin, length);
-  parsed_ += length;
   std::string repaired;  // the same text with tree-sitter's misparses repaired, kept while the tree lives
-  TreeHandle tree(parseWithRepairs(threadParser(), run, repaired));
+  TreeHandle tree(parseWithRepairs(parser, run, repaired), inArena);
   std::vector<uint32_t> starts = chunkStarts(tree.tree, run);
   if (starts.empty()) {
-    if (begin == 0 && length == text.size()) *whole = lowerTree(path, text, tree.tree);
+    if (whole && begin == 0 && length == text.size()) *whole = lowerTree(path, text, tree.tree);
     return false;
   }
-  std::vector<Chunk> pieces;
   TSPoint origin{0, 0};  // row of each piece's first line, counted as the pieces go
   for (size_t k = 0; k < starts.size(); ++k) {
     uint32_t from = starts[k], to = k + 1 < starts.size() ? starts[k + 1] : length;
@@ -192,17 +218,73 @@ bool IncrementalDocument::relower(size_t i, const std::string& text, std::unique
     auto fragment = lowerChunk(std::string(run.substr(from, to - from)), tree.tree, origin, from);
     pieces.push_back(Chunk{begin + from, to - from, std::move(fragment)});
   }
+  return true;
+}
+
+}  // namespace
+
+void IncrementalDocument::seed(const std::vector<uint32_t>& starts, uint32_t size) {
+  chunks_.clear();
+  for (size_t k = 0; k < starts.size(); ++k) {
+    uint32_t from = starts[k], to = k + 1 < starts.size() ? starts[k + 1] : size;
+    if (from >= to || to > size || (k == 0 && from != 0)) {  // not runs that cover the text: parse it whole
+      chunks_.clear();
+      return;
+    }
+    chunks_.push_back(Chunk{from, to - from, nullptr});
+  }
+  if (!chunks_.empty() && chunks_.back().begin + chunks_.back().length != size) chunks_.clear();
+}
+
+bool IncrementalDocument::relower(size_t i, const std::string& text, std::unique_ptr<Module>* whole,
+                                  const std::string& path) {
+  const uint32_t begin = chunks_[i].begin, length = chunks_[i].length;
+  parsed_ += length;
+  std::vector<Chunk> pieces;
+  if (!lowerRun(threadParser(), false, begin, length, text, path, pieces, whole)) return false;
   chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(i));
   chunks_.insert(chunks_.begin() + static_cast<std::ptrdiff_t>(i), pieces.begin(), pieces.end());
   return true;
 }
 
-std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, const std::string& text) {
+void IncrementalDocument::relowerInParallel(const std::string& text, unsigned threads) {
+  std::vector<size_t> dirty;
+  for (size_t i = 0; i < chunks_.size(); ++i)
+    if (!chunks_[i].fragment) dirty.push_back(i);
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(dirty.size()));
+  if (threads < 2) return;
+  std::vector<std::vector<Chunk>> pieces(dirty.size());
+  std::vector<char> lowered(dirty.size(), 0);
+  std::atomic<size_t> next{0};
+  ParseArena::installHooks();  // before any thread is inside tree-sitter
+  auto work = [&] {
+    ParseArena arena;  // the trees die inside it; the lowered fragments are not tree-sitter's
+    ArenaParser parser;
+    for (size_t k; (k = next.fetch_add(1)) < dirty.size();) {
+      const Chunk& c = chunks_[dirty[k]];
+      lowered[k] = lowerRun(parser.parser, true, c.begin, c.length, text, std::string(), pieces[k], nullptr);
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
+  for (size_t k = dirty.size(); k-- > 0;) {  // from the back, so the indices before stay valid
+    if (!lowered[k]) continue;
+    parsed_ += chunks_[dirty[k]].length;
+    auto at = chunks_.begin() + static_cast<std::ptrdiff_t>(dirty[k]);
+    at = chunks_.erase(at);
+    chunks_.insert(at, pieces[k].begin(), pieces[k].end());
+  }
+}
+
+std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, const std::string& text, unsigned threads) {
   const auto size = static_cast<uint32_t>(text.size());
   parsed_ = 0;
   // Edits that were not all reported leave chunks that do not cover the text: start over.
   if (!chunks_.empty() && uint64_t{chunks_.back().begin} + chunks_.back().length != size) chunks_.clear();
   if (chunks_.empty()) chunks_.push_back(Chunk{0, size, nullptr});
+  if (threads > 1) relowerInParallel(text, threads);
   for (size_t i = 0; i < chunks_.size(); ++i) {
     if (chunks_[i].fragment) continue;
     size_t before = chunks_.size();
@@ -256,6 +338,13 @@ std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, cons
   m->lists.insert(m->lists.end(), topLevel.begin(), topLevel.end());
   resolveNames(*m);
   return m;
+}
+
+std::unique_ptr<Module> parseRuns(std::string path, std::string source, const std::vector<uint32_t>& starts,
+                                  unsigned threads) {
+  IncrementalDocument document;
+  document.seed(starts, static_cast<uint32_t>(source.size()));
+  return document.model(path, source, threads);
 }
 
 }  // namespace oomlint::python

@@ -29,8 +29,14 @@ class IncrementalDocument {
   void edited(uint32_t begin, uint32_t end, uint32_t length);
   /// The text was replaced as a whole.
   void reset() { chunks_.clear(); }
-  /// The model of `text`, which must be the text after every edit reported so far.
-  std::unique_ptr<Module> model(const std::string& path, const std::string& text);
+  /// The next text is `size` bytes whose top-level statements start at the offsets `starts` (a
+  /// notebook's cells, which Jupyter runs one at a time, so each normally stands on its own):
+  /// model() then parses each run by itself instead of the whole text at once, which lets it use
+  /// threads. Kept chunks are dropped. The model is the same either way.
+  void seed(const std::vector<uint32_t>& starts, uint32_t size);
+  /// The model of `text`, which must be the text after every edit reported so far. With
+  /// `threads` > 1, the runs that must be parsed again are parsed on up to that many threads.
+  std::unique_ptr<Module> model(const std::string& path, const std::string& text, unsigned threads = 1);
   /// How many top-level chunks the text is kept as (1 while it has a syntax error).
   size_t chunkCount() const { return chunks_.size(); }
   /// Bytes the last model() call parsed (tests and benchmarks: what an edit cost).
@@ -47,6 +53,9 @@ class IncrementalDocument {
   /// Parses chunks_[i] on its own and replaces it by the chunks it splits into. False when it
   /// does not parse cleanly on its own; then, if it is the whole text, `*whole` is its model.
   bool relower(size_t i, const std::string& text, std::unique_ptr<Module>* whole, const std::string& path);
+  /// relower() for every dirty chunk at once, on up to `threads` threads; a chunk that does not
+  /// stand on its own is left dirty for model()'s own loop (which then parses the whole text).
+  void relowerInParallel(const std::string& text, unsigned threads);
 };
 
 }  // namespace oomlint::python

@@ -15,6 +15,16 @@ namespace oomlint::python {
 /// The calling thread's parser, set to tree-sitter-python with a new external scanner.
 TSParser* threadParser();
 
+/// A parser made inside a ParseArena and deleted before it ends (its buffers live in the arena).
+/// Being new, it also starts with a new external scanner: see threadParser.
+struct ArenaParser {
+  TSParser* parser;
+  ArenaParser();
+  ~ArenaParser();
+  ArenaParser(const ArenaParser&) = delete;
+  ArenaParser& operator=(const ArenaParser&) = delete;
+};
+
 /// Lowers a whole parsed document: statements, syntax issues, suppression comments, names.
 std::unique_ptr<Module> lowerTree(std::string path, std::string source, TSTree* tree);
 
