@@ -174,7 +174,13 @@ TEST(Estimates, AnUnknownSizeMeansNoEstimate) {
       {"an input whose width does not chain", sized + "x = torch.randn(4, 32, device='cuda')\n"},
       {"two dtypes on the module's path", sized + "if fast:\n    model.half()\nelse:\n    model.double()\n" + input},
       {"a constant bound twice", "B = 4\nif big:\n    B = 64\n" + sized + "x = torch.randn(B, 64, device='cuda')\n"},
+      {"a LayerNorm over another width", "model = nn.Sequential(nn.Linear(64, 64), nn.LayerNorm(32)).cuda()\n" + input},
+      {"bf16 and f16 on the module's path", sized + "if fast:\n    model.half()\nelse:\n    model.bfloat16()\n" + input},
   };
+  // The twins of the LayerNorm and dtype cases, sized.
+  EXPECT_TRUE(estimateOf(kHead + std::string("model = nn.Sequential(nn.Linear(64, 64), nn.LayerNorm(64)).cuda()\n") + input + loop,
+                         "OOM102").present);
+  EXPECT_TRUE(estimateOf(kHead + sized + "if fast:\n    model.half()\nelse:\n    model.half()\n" + input + loop, "OOM102").present);
   for (const auto& [what, setup] : cases) {
     oomlint::FileResult r = check(kHead + setup + loop);
     const oomlint::Finding* f = findingWith(r, "OOM102");

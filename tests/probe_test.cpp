@@ -261,6 +261,46 @@ TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateS
     EXPECT_EQ(std::string::npos, entry.path().filename().string().find("oomlint-workload-")) << entry.path();
 }
 
+TEST(Verify, ABfloat16NetworkIsProbedInBfloat16) {
+  // The probe's dtype is the file's: `.bfloat16()` on the module, with a LayerNorm in the chain.
+  // On the CPU only the stored outputs are compared with the estimate (OOM102): CPU bf16 kernels
+  // allocate workspaces of their own at the forward's peak, which CUDA's do not.
+  std::string dir = ::testing::TempDir() + "/oomlint_verify_bf16";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir + "/probe_me.py");
+    f << "import torch\nfrom torch import nn\n\n"
+         "model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.LayerNorm(256), nn.Linear(256, 64)).bfloat16()\n"
+         "x = torch.randn(128, 64, dtype=torch.bfloat16)\n"
+         "outs = []\n"
+         "model.eval()\n"
+         "for i in range(10):\n"
+         "    outs.append(model(x))\n";
+  }
+  std::string cmd = std::string(OOMLINT_BINARY) + " check --isolated --no-cache --verify --verify-device cpu --probe " +
+                    OOMLINT_PROBE_BINARY + " --output-format json " + dir + "/probe_me.py 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  ::pclose(p);
+  json j = json::parse(out);
+  int checked = 0;
+  for (const json& f : j) {
+    if (f["code"] != "OOM102") continue;
+    const json& m = f["measured"];
+    ASSERT_TRUE(m.is_object()) << out;
+    std::string workload = m["workload"].get<std::string>();
+    EXPECT_EQ(0u, workload.rfind("shape-faithful: the file's own layers", 0)) << workload;
+    EXPECT_NE(std::string::npos, workload.find(", bfloat16")) << workload;
+    double measured = m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>();
+    double estimated = f["estimated"]["bytes"].get<double>();
+    EXPECT_LE(std::fabs(measured - estimated) / estimated, 0.10) << "measured " << measured << " estimated " << estimated;
+    ++checked;
+  }
+  EXPECT_EQ(1, checked) << out;
+}
+
 TEST(Verify, CostsThatAreNotMemoryAreNotShownAsBytes) {
   // OOM303 is a gradient-scale bug and OOM501 costs GPU time: --verify on the CPU says so
   // instead of printing a byte count that would read as "no cost".

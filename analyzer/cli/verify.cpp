@@ -55,8 +55,8 @@ std::map<std::string, std::pair<long, std::string>> sizesFromSource(const std::s
 
 /// The probe workload a Python file states: the layers, input rows and dtype of its first forward
 /// whose sizes are all known (facts/sizes.h), as `--workload` JSON; null when there is none.
-/// Layers the probe cannot build, and 16-bit models (the probe's dtype must name bf16 or f16,
-/// which the element size alone does not tell), fall back to the generic workload.
+/// Layers the probe cannot build, and dtypes it has no name for (f64), fall back to the generic
+/// workload.
 nlohmann::json statedWorkload(const FileResult& r, std::string& basis) {
   if (r.lang != Lang::Python) return nullptr;
   ParsedDocument doc = parseDocument(r.path, r.source, DocumentLanguage::Python);
@@ -66,7 +66,7 @@ nlohmann::json statedWorkload(const FileResult& r, std::string& basis) {
   for (NodeId e = 0; e < m.exprs.size(); ++e) {
     if (m.expr(e).kind != ExprKind::Call || !facts.isForwardCall(e)) continue;
     auto w = facts.sizes().workloadOf(e);
-    if (!w || w->elementBytes != 4) continue;
+    if (!w || (w->dtype != "f32" && w->dtype != "bf16" && w->dtype != "f16")) continue;
     nlohmann::json layers = nlohmann::json::array();
     bool buildable = true;
     for (const LayerSize& l : w->layers) {
@@ -74,13 +74,13 @@ nlohmann::json statedWorkload(const FileResult& r, std::string& basis) {
       if (!kinds.count(l.kind)) buildable = false;
       nlohmann::json j = {{"kind", l.kind}};
       if (l.kind == "Linear") j.update({{"in", l.inFeatures}, {"out", l.outFeatures}, {"bias", l.bias}});
-      if (l.kind == "LayerNorm") j["in"] = l.parameters / 2;
+      if (l.kind == "LayerNorm") j["in"] = l.inFeatures;
       if (l.kind == "Dropout") j["p"] = l.dropout;
       layers.push_back(j);
     }
     if (!buildable) continue;
     basis = w->basis;
-    return {{"layers", layers}, {"rows", w->rows}, {"dtype", "f32"}};
+    return {{"layers", layers}, {"rows", w->rows}, {"dtype", w->dtype}};
   }
   return nullptr;
 }
@@ -153,7 +153,9 @@ std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions
     }
     if (!stated.is_null()) {
       cmd += " --workload " + shellQuote(statedFile);
-      workload = "shape-faithful: the file's own layers, " + basis + ", float32";
+      std::string dtype = stated["dtype"].get<std::string>();
+      workload = "shape-faithful: the file's own layers, " + basis + ", " +
+                 (dtype == "bf16" ? "bfloat16" : dtype == "f16" ? "float16" : "float32");
     } else if (!opts.workloadFile.empty()) {
       cmd += " --workload " + shellQuote(opts.workloadFile);
       workload = "sizes from " + opts.workloadFile;

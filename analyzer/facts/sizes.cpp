@@ -24,6 +24,14 @@ int Sizes::conversionBytes(std::string_view method) {
   return 0;
 }
 
+std::string_view Sizes::floatName(std::string_view name) {
+  if (name == "bfloat16") return "bf16";
+  if (name == "half" || name == "float16") return "f16";
+  if (name == "float" || name == "float32") return "f32";
+  if (name == "double" || name == "float64") return "f64";
+  return {};
+}
+
 int64_t KnownShape::rows() const {
   int64_t n = 1;
   for (size_t i = 0; i + 1 < dims.size(); ++i) n *= dims[i];

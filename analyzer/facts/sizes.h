@@ -43,6 +43,7 @@ struct LayerSize {
   int64_t parameters = 0;
   Saves saves = Saves::Nothing;
   int extraBytesPerElement = 0;  // dropout's boolean mask
+  int64_t savedBytesPerRow = 0;  // LayerNorm's mean and reciprocal deviation, float32 per row
   bool identityInEval = false;   // dropout: returns its input in eval mode
 };
 
@@ -72,6 +73,7 @@ struct StatedWorkload {
   std::vector<LayerSize> layers;
   int64_t rows = 0;
   int elementBytes = 4;
+  std::string dtype = "f32";  // the probe's name for the parameters' dtype: f32, bf16, f16, f64
   std::string basis;
 };
 
@@ -105,6 +107,10 @@ class Sizes {
   static int conversionBytes(std::string_view method);
   /// Bytes per element of a dtype expression (`torch.bfloat16`), 0 when not a known dtype.
   int dtypeBytes(NodeId e) const;
+  /// The probe's name for a floating dtype or conversion (`torch.bfloat16`, `.half()`): "bf16",
+  /// "f16", "f32", "f64"; "" for anything else. bf16 and f16 have one element size but are not
+  /// one dtype.
+  static std::string_view floatName(std::string_view dtypeOrMethod);
 
  private:
   /// Names a class constructor's parameters bind, while its `__init__` is read.
@@ -118,7 +124,9 @@ class Sizes {
   std::optional<KnownNetwork> buildNetwork(NodeId ctor, const Bindings* env, int depth) const;
   bool appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwork& net) const;
   std::optional<KnownNetwork> classNetwork(int32_t cls, NodeId ctor, int depth) const;
-  int moduleDtype(NodeId moduleExpr, int elementBytes) const;
+  /// The element size of the module's parameters (0: conversions disagree), and in `*name` the
+  /// dtype's floatName ("" when the file converts to none and it stays float32's "f32").
+  int moduleDtype(NodeId moduleExpr, int elementBytes, std::string_view* name = nullptr) const;
   std::string at(NodeId e) const;
 
   const Facts& f_;

@@ -101,6 +101,8 @@ bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwor
     auto n = intIn(positionalArg(m_, ctor, 0), env, 0);
     if (!n || *n <= 0) return false;
     layer.parameters = 2 * *n;
+    layer.inFeatures = *n;  // normalizes a last dimension of n: the widths must chain through it
+    layer.savedBytesPerRow = 8;
     layer.saves = LayerSize::Saves::Input;
     layer.name = "LayerNorm(" + std::to_string(*n) + ")";
   } else if (cls == "Dropout") {
@@ -213,12 +215,14 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
   return net;
 }
 
-int Sizes::moduleDtype(NodeId moduleExpr, int elementBytes) const {
+int Sizes::moduleDtype(NodeId moduleExpr, int elementBytes, std::string_view* name) const {
   // Conversions on the module's path anywhere in the file (`model.bfloat16()`,
   // `model = Net().to(device, dtype=torch.float16)`): one dtype, or unknown (0).
   std::string_view key = f_.pathKey(moduleExpr);
+  if (name) *name = elementBytes == 4 ? "f32" : "";
   if (key.empty()) return elementBytes;
   int found = 0;
+  std::string_view foundName;
   for (NodeId e = 0; e < m_.exprs.size(); ++e) {
     const Expr& x = m_.expr(e);
     if (x.kind != ExprKind::Call) continue;
@@ -234,15 +238,21 @@ int Sizes::moduleDtype(NodeId moduleExpr, int elementBytes) const {
     }
     if (!onModule) continue;
     int bytes = conversionBytes(meth);
+    std::string_view named = floatName(meth);
     if (meth == "to") {
-      bytes = dtypeBytes(keywordArg(m_, e, "dtype"));
-      for (uint32_t i = 0; !bytes && i < 2; ++i) bytes = dtypeBytes(positionalArg(m_, e, i));
+      NodeId dtype = keywordArg(m_, e, "dtype");
+      for (uint32_t i = 0; !dtypeBytes(dtype) && i < 2; ++i) dtype = positionalArg(m_, e, i);
+      bytes = dtypeBytes(dtype);
+      named = dtype == kNone ? std::string_view() : floatName(names::lastComponent(m_.canonical(dtype)));
     }
     if (!bytes) continue;
-    if (found && found != bytes) return 0;
+    if (found && (found != bytes || foundName != named)) return 0;  // bf16 and f16 are two dtypes
     found = bytes;
+    foundName = named;
   }
-  return found ? found : elementBytes;
+  if (!found) return elementBytes;
+  if (name) *name = foundName;
+  return found;
 }
 
 const KnownNetwork* Sizes::networkOf(NodeId moduleExpr) const {
@@ -278,7 +288,9 @@ std::optional<StatedWorkload> Sizes::workloadOf(NodeId call) const {
   StatedWorkload w;
   w.layers = net->layers;
   w.rows = input->rows();
-  w.elementBytes = moduleDtype(callee, net->elementBytes);
+  std::string_view dtype;
+  w.elementBytes = moduleDtype(callee, net->elementBytes, &dtype);
+  w.dtype = std::string(dtype);
   w.basis = net->source + ", input " + input->source;
   return w;
 }
@@ -306,7 +318,7 @@ std::optional<ForwardSizes> Sizes::forwardOf(NodeId call) const {
     tensor.push_back(rows * static_cast<double>(width) * bytes);
     saved.push_back(l.saves == LayerSize::Saves::Output);
     if (l.saves == LayerSize::Saves::Input && saved.size() >= 3) saved[saved.size() - 2] = true;
-    mask.push_back(eval ? 0 : rows * static_cast<double>(width) * l.extraBytesPerElement);
+    mask.push_back((eval ? 0 : rows * static_cast<double>(width) * l.extraBytesPerElement) + rows * static_cast<double>(l.savedBytesPerRow));
   }
   ForwardSizes out;
   out.elementBytes = bytes;
