@@ -240,3 +240,23 @@ TEST(Estimates, JsonSarifAndTheCacheCarryTheEstimate) {
   EXPECT_EQ(3, withProperty);
   fs::remove_all(dir);
 }
+
+TEST(Estimates, ANotebooksBasisNamesCellsAndTheirLines) {
+  // The sizes come from cells 2 and 3 (cell 1 is markdown): the basis says so in the notebook's
+  // own terms, as its findings' locations do.
+  json nb = {{"nbformat", 4}, {"nbformat_minor", 5}, {"metadata", {{"kernelspec", {{"language", "python"}, {"name", "python3"}}}}}};
+  auto code = [](const std::string& src) {
+    return json{{"cell_type", "code"}, {"execution_count", nullptr}, {"metadata", json::object()}, {"outputs", json::array()}, {"source", src}};
+  };
+  nb["cells"] = json::array({json{{"cell_type", "markdown"}, {"metadata", json::object()}, {"source", "# sizes"}},
+                             code(std::string(kHead) + "model = nn.Sequential(nn.Linear(64, 64), nn.GELU()).cuda()\n"),
+                             code("\nx = torch.randn(4, 64, device='cuda')\n"),
+                             code("outs = []\nmodel.eval()\nfor i in range(10):\n    outs.append(model(x))\n")});
+  oomlint::FileResult r = oomlint::checkSource("sized.ipynb", nb.dump(1), oomlint::CheckOptions{});
+  const oomlint::Finding* f = findingWith(r, "OOM102");
+  ASSERT_NE(nullptr, f);
+  ASSERT_TRUE(f->estimated.present);
+  EXPECT_NE(std::string::npos, f->estimated.basis.find("`nn.Sequential(nn.Linear(64, 64), nn.GELU())` at cell 2, line 4")) << f->estimated.basis;
+  EXPECT_NE(std::string::npos, f->estimated.basis.find("at cell 3, line 2")) << f->estimated.basis;
+  EXPECT_EQ(std::string::npos, f->estimated.basis.find("at line")) << f->estimated.basis;
+}

@@ -243,6 +243,8 @@ FileResult checkNotebook(const std::string& path, const std::string& json, const
   }
   ParsedDocument doc = parseCells(path, nb->module, cellStartsOf(*nb));
   if (doc.module) result.findings = analyzeModule(*doc.module, opts);
+  for (Finding& f : result.findings)
+    if (f.estimated.present) f.estimated.basis = cellLinesIn(*nb, f.estimated.basis);
   result.source = nb->module;
   result.notebook = std::move(nb);
   return result;

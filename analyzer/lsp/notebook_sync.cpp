@@ -123,6 +123,8 @@ void NotebookSync::analyze(NotebookDoc& nb) {
   if (nb.python.chunkCount() == 0) nb.python.seed(cellStartsOf(nb.cells), static_cast<uint32_t>(nb.cells.module.size()));
   nb.module = nb.python.model(nb.path, nb.cells.module, std::max(1u, std::thread::hardware_concurrency()));
   nb.findings = nb.module ? analyzeModule(*nb.module, host_.optionsFor(nb.path)) : std::vector<Finding>{};
+  for (Finding& f : nb.findings)
+    if (f.estimated.present) f.estimated.basis = cellLinesIn(nb.cells, f.estimated.basis);
   std::vector<uint32_t> moduleLines = lineStartsOf(nb.cells.module);
   // Each finding belongs to the cell it starts in.
   std::vector<std::vector<const Finding*>> byCell(nb.codeCells.size());

@@ -315,6 +315,27 @@ Notebook readNotebook(std::string_view text) {
   return nb;
 }
 
+std::string cellLinesIn(const Notebook& nb, std::string_view basis) {
+  static constexpr std::string_view kAt = "` at line ";  // how facts/sizes.cpp names a line
+  std::string out;
+  size_t from = 0;
+  for (size_t at = basis.find(kAt); at != std::string_view::npos; at = basis.find(kAt, from)) {
+    size_t digits = at + kAt.size(), end = digits;
+    while (end < basis.size() && basis[end] >= '0' && basis[end] <= '9') ++end;
+    out.append(basis.substr(from, at + 1 - from));
+    from = end;
+    CellPosition p = end > digits ? cellPosition(nb, static_cast<uint32_t>(std::stoul(std::string(basis.substr(digits, end - digits)))))
+                                  : CellPosition{};
+    if (p.cell == 0) {  // not a line of a cell: left as it was
+      out.append(basis.substr(at + 1, end - at - 1));
+      continue;
+    }
+    out += " at cell " + std::to_string(p.cell) + ", line " + std::to_string(p.line);
+  }
+  out.append(basis.substr(from));
+  return out;
+}
+
 std::vector<uint32_t> cellStartsOf(const Notebook& nb) {
   std::vector<uint32_t> starts;
   for (const NotebookCell& c : nb.cells)  // an empty cell starts where the next one does

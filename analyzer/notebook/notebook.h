@@ -41,6 +41,9 @@ Notebook readNotebook(std::string_view json);
 /// The module of cells as an editor holds them (LSP notebook documents): the same joining and
 /// blanking as a file, numbered in the order given, without JSON positions.
 Notebook notebookFromCells(const std::vector<std::string>& cellTexts);
+/// An estimate's basis with its module lines ("`x` at line 12") named as the notebook shows
+/// them ("`x` at cell 3, line 2").
+std::string cellLinesIn(const Notebook& nb, std::string_view basis);
 /// The module offsets where the code cells begin, in order.
 std::vector<uint32_t> cellStartsOf(const Notebook& nb);
 /// A code cell's source as written (magics included).
