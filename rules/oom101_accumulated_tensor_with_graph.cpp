@@ -131,7 +131,7 @@ class Oom101 final : public Rule {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     if (!isTrackable(m, target) || value == kNone) return;
-    NodeId loop = f.iterationOf(s);  // a loop, or a framework step run once per batch
+    NodeId loop = f.stepIterationOf(s);  // a loop, or a framework step run once per batch
     if (loop == kNone) return;
     uint8_t role = f.iterationRole(loop);
     if (role == 0) return;

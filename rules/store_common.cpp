@@ -79,7 +79,7 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
 
 NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansIntended) {
   const Module& m = f.module();
-  NodeId loop = f.iterationOf(st.stmt);  // a loop, or a framework step run once per batch
+  NodeId loop = f.stepIterationOf(st.stmt);  // a loop, or a framework step run once per batch
   if (loop == kNone) return kNone;
   uint8_t role = f.iterationRole(loop);
   if (role == 0) return kNone;

@@ -332,6 +332,10 @@ class Facts {
   /// The iteration a statement belongs to: its innermost loop, or, outside every loop of a
   /// framework step, the step's def statement (the framework's loop runs it once per batch).
   NodeId iterationOf(NodeId stmt) const;
+  /// The iteration that repeats `stmt` as a step of work: iterationOf, past plain loops that have
+  /// no role of their own (`for k, v in losses.items(): total[k] += v` inside a training loop
+  /// repeats with the training loop's iterations). kNone when no enclosing iteration has a role.
+  NodeId stepIterationOf(NodeId stmt) const;
   /// loop_role bits of an iteration: a loop's role, or the framework step's.
   uint8_t iterationRole(NodeId iteration) const;
 

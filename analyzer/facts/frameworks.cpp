@@ -93,6 +93,12 @@ NodeId Facts::iterationOf(NodeId stmt) const {
   return frameworkStep(fn) ? m_.functions[fn].defStmt : kNone;
 }
 
+NodeId Facts::stepIterationOf(NodeId stmt) const {
+  NodeId it = iterationOf(stmt);
+  while (it != kNone && iterationRole(it) == 0 && m_.stmt(it).kind != StmtKind::FunctionDef) it = iterationOf(it);
+  return iterationRole(it) ? it : kNone;
+}
+
 uint8_t Facts::iterationRole(NodeId it) const {
   if (it == kNone) return 0;
   if (m_.stmt(it).kind == StmtKind::FunctionDef) return frameworkStep(m_.stmt(it).def);

@@ -268,6 +268,7 @@ void FactsBuilder::collectKinds() {
         std::string_view pname = m_.params[f.firstParam + i].name;
         if (pname == "self" || pname == "cls") continue;
         Kind agreed = Kind::Unknown;
+        int32_t agreedClass = -1;  // the class too, when every call site passes one of the same class
         Evidence weakest = Evidence::Declared;
         bool first = true, ok = true;
         for (NodeId call : callSites_[fn]) {
@@ -281,12 +282,14 @@ void FactsBuilder::collectKinds() {
           Kind k = f_.kindOf(arg);
           Evidence e = f_.kindEvidence(arg);
           if (k == Kind::Unknown) { ok = false; break; }
-          if (first) agreed = k;
+          int32_t cls = f_.classOf(arg);
+          if (first) agreed = k, agreedClass = cls;
           else if (agreed != k) { ok = false; break; }
+          else if (agreedClass != cls) agreedClass = -1;
           weakest = std::min(weakest, e);
           first = false;
         }
-        if (ok && !first) putKind(fn, pname, agreed, std::min(weakest, Evidence::Used));
+        if (ok && !first) putKind(fn, pname, agreed, std::min(weakest, Evidence::Used), agreedClass);
       }
     }
     if (!kindsChanged_) break;  // a round that learnt nothing: the next would learn nothing either

@@ -367,7 +367,8 @@ class ValueWalker {
       if (part.shape == shape::kForClause && part.argCount >= 2) {
         NodeId target = m_.args[part.firstArg].value;
         NodeId iterable = m_.args[part.firstArg + 1].value;
-        bind(inner, target, elementOf(eval(inner, iterable), iterable), kNone, false);
+        eval(inner, iterable);
+        bindElements(inner, target, iterable, kNone);
         f_.values_[a.value] = ValueFact{};
       } else {
         eval(inner, a.value);
@@ -383,6 +384,28 @@ class ValueWalker {
   }
 
   /// What an element of an iterated value is known to be.
+  /// Binds a loop's target to the elements of `iterable` (already evaluated). `for k, v in
+  /// d.items()` and `for v in d.values()` take the dict's values (a dict of losses carries their
+  /// history); the keys carry nothing.
+  void bindElements(Env& env, NodeId target, NodeId iterable, NodeId site) {
+    const Expr& x = m_.expr(iterable);
+    NodeId dict = x.kind == ExprKind::Call && x.argCount == 0 ? receiverOf(m_, iterable) : kNone;
+    std::string_view meth = dict != kNone ? methodName(m_, iterable) : std::string_view();
+    if (meth == "values") {
+      bind(env, target, elementOf(f_.values_[dict], dict), kNone, false, site);
+      return;
+    }
+    const Expr& t = m_.expr(target);
+    if (meth == "items" && t.kind == ExprKind::Container && t.argCount == 2) {
+      ValueFact key;
+      key.history = Tri::No;
+      bind(env, m_.args[t.firstArg].value, key, kNone, false, site);
+      bind(env, m_.args[t.firstArg + 1].value, elementOf(f_.values_[dict], dict), kNone, false, site);
+      return;
+    }
+    bind(env, target, elementOf(f_.values_[iterable], iterable), kNone, false, site);
+  }
+
   ValueFact elementOf(const ValueFact& it, NodeId iterable) const {
     ValueFact elem;
     NodeId iter = unwrapIterable(m_, iterable);
@@ -618,7 +641,7 @@ class ValueWalker {
     ++loopDepth_;
     currentLoop_ = loop;
     auto once = [&]() {
-      if (st.kind == StmtKind::For) bind(env, st.target, elementOf(f_.values_[st.value], st.value), kNone, false, loop);
+      if (st.kind == StmtKind::For) bindElements(env, st.target, st.value, loop);
       else eval(env, st.value);
       walk(env, st.body);
     };
