@@ -35,7 +35,9 @@ made in the helper, for callers elsewhere). Lightning's `validation_step`, `test
 `predict_step` and a Hugging Face Trainer's `prediction_step` run under the framework's `no_grad`.
 A module's own methods (`inference`, `predict`
 of an `nn.Module`) are not entry points: their callers choose the grad mode. A function a training
-path of the file also calls is not an evaluation function. `model.generate()`, tokenizers,
+step of the file also calls (in the iteration of a loop that backpropagates, or before a backward)
+is not an evaluation function. One called between steps (`evaluate(model, val_loader)` after the
+batch loop, inside the epoch loop) is, when it runs its own batches: a data loop with a forward. `model.generate()`, tokenizers,
 pipelines and constructors (`ToyModel().to(rank)`) are not forwards.
 
 ## Why is this bad?
@@ -65,7 +67,8 @@ The fix wraps the statement holding the forward (the evaluation loop) in `with t
 re-indented with the file's own indentation (C++: inserts `torch::NoGradGuard no_grad;`). It is
 **safe** only when every fact behind it is certain on every path: the module was put in eval mode
 explicitly (not guessed from a function's name), the module is known from evidence stronger than
-its name, no training path of the file calls the function, no backward or step follows the wrapped
+its name, no training path of the file calls the function (nor an updating loop between its
+steps: what it computes could reach the next step), no backward or step follows the wrapped
 code in the function, and the function returns no tensor that might carry history to its caller.
 Otherwise it is **unsafe** (`--unsafe-fixes`): an `infer()` helper that a `train_step` also calls
 before `backward()` would stop training if it were wrapped.
@@ -172,7 +175,7 @@ class Oom201 final : public Rule {
   static Applicability fixApplicability(const Facts& f, uint32_t fn, NodeId wrap, NodeId opener) {
     if (opener == Facts::kEvalByName || opener == Facts::kEvalByCaller) return Applicability::Unsafe;
     const Summary& sum = f.summary(fn);
-    if (sum.calledOnTrainingPath) return Applicability::Unsafe;
+    if (sum.calledOnTrainingPath || f.calledBetweenSteps(fn)) return Applicability::Unsafe;
     // A backward or step after the wrapped code in this function may use what it computes.
     for (const StepEvent& e : f.events(fn))
       if ((e.kind & event::kUpdate) && f.mayPrecede(wrap, e.stmt)) return Applicability::Unsafe;

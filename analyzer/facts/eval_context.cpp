@@ -269,12 +269,20 @@ void FactsBuilder::computeEvalContexts() {
     // with an evaluation verb first. A shape probe (`infer_output_dim` returns a size) is not.
     bool data = names::hasEvalVerbFirst(f.name) || (sum.returns.history == Tri::Yes && sum.returns.origin != kNone &&
                                                     f_.isForwardCall(sum.returns.origin));
+    bool batches = false;  // it iterates a DataLoader, or runs a forward in a loop of its own
     for (NodeId s : f_.fnStmts_[fn]) {
       const Stmt& st = m_.stmt(s);
       if (st.kind != StmtKind::For || st.value == kNone) continue;
       NodeId it = torch_api::unwrapIterable(m_, st.value);
-      if (f_.kindOf(it) == Kind::Loader) data = true;
+      if (f_.kindOf(it) == Kind::Loader) data = batches = true;
+      for (NodeId inner : f_.statementsWithin(s))
+        for (NodeId c : f_.callsOf(inner))
+          if (!batches && f_.isForwardCall(c)) batches = true;
     }
+    // Called between training steps (after the batch loop, inside the epoch loop): an evaluation
+    // when it runs its own batches (`evaluate(model, val_loader)`); a helper without a data loop
+    // there (a sampling pipeline that may disable grad itself) is left to its callers.
+    if (f_.calledBetweenSteps_[fn] && !batches) continue;
     f_.evalFunction_[fn] = data;
   }
 

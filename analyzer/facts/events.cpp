@@ -132,16 +132,17 @@ void FactsBuilder::computeEvents() {
     if (p != kNone) f_.subtreeEvents_[p] |= f_.subtreeEvents_[s];
   }
 
-  // Called on a training path: a call site inside a loop that updates, or followed by an update
-  // in its caller (a step function), with grad enabled there. Carried down to callees.
+  // Called on a training path: a call site in the iteration of a loop that updates, or followed by
+  // an update in its caller (a step function), with grad enabled there. Carried down to callees.
+  f_.calledBetweenSteps_.assign(nf, false);
   for (uint32_t fn = 0; fn < nf; ++fn) {
     for (NodeId call : callSites_[fn]) {
       NodeId site = m_.expr(call).stmt;
       if (f_.gradMode_[site] == GradMode::Disabled) continue;
       uint32_t caller = functionOf(site);
-      bool training = false;
-      for (NodeId l = f_.loopOf_[site]; l != kNone && !training; l = f_.loopOf_[l])
-        if (f_.subtreeEvents_[l] & (event::kBackward | event::kStep)) training = true;
+      for (NodeId l = f_.loopOf_[site]; l != kNone && !f_.calledBetweenSteps_[fn]; l = f_.loopOf_[l])
+        if (f_.subtreeEvents_[l] & (event::kBackward | event::kStep)) f_.calledBetweenSteps_[fn] = true;
+      bool training = f_.updateInIterationOf(site);
       for (const StepEvent& e : f_.events_[caller])
         if ((e.kind & (event::kBackward | event::kStep)) && (e.stmt == site ? e.call != call : f_.mayPrecede(site, e.stmt)))
           training = true;
@@ -156,9 +157,25 @@ void FactsBuilder::computeEvents() {
       if (callers && callers->onTrainingPath) f_.summaries_[fn].calledOnTrainingPath = true;
     }
   for (auto it = bottomUp_.rbegin(); it != bottomUp_.rend(); ++it)
-    if (f_.summaries_[*it].calledOnTrainingPath)
-      for (uint32_t t : callees[*it])
-        f_.summaries_[t].calledOnTrainingPath = true;
+    for (uint32_t t : callees[*it]) {
+      if (f_.summaries_[*it].calledOnTrainingPath) f_.summaries_[t].calledOnTrainingPath = true;
+      if (f_.calledBetweenSteps_[*it] || f_.summaries_[*it].calledOnTrainingPath) f_.calledBetweenSteps_[t] = true;
+    }
+}
+
+bool Facts::updateInIterationOf(NodeId site) const {
+  if (loopOf_[site] == kNone) return false;
+  for (const StepEvent& e : events_[m_.stmt(site).function]) {
+    uint8_t k = e.kind;
+    if (e.call != kNone && !callTargets(e.call).empty())
+      for (uint32_t t : callTargets(e.call)) k |= summaries_[t].events;
+    else if (const ImportedFunction* imp = e.call != kNone ? importedCallee(e.call) : nullptr)
+      k |= imp->summary->events;
+    if (!(k & (event::kBackward | event::kStep))) continue;
+    NodeId inner = loopOf_[e.stmt];
+    if (inner != kNone && within(site, inner)) return true;
+  }
+  return false;
 }
 
 }  // namespace oomlint

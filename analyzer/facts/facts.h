@@ -318,6 +318,15 @@ class Facts {
   bool reachesBackwardOrStep(NodeId stmt) const { return (subtreeEvents_[stmt] & event::kUpdate) != 0; }
   bool reachesBackward(NodeId stmt) const { return (subtreeEvents_[stmt] & event::kBackward) != 0; }
   bool reachesEvent(NodeId stmt, uint8_t events) const { return (subtreeEvents_[stmt] & events) != 0; }
+  /// An update (backward or optimizer step, made here or by a function this one calls) runs in the
+  /// same iteration as `site`: the innermost loop around the update also holds `site`. After
+  /// `for batch in loader: ... loss.backward()` inside an epoch loop, an `evaluate()` that follows
+  /// the batch loop is no part of a training step.
+  bool updateInIterationOf(NodeId site) const;
+  /// A call site of `fn` sits in a loop that updates (an epoch loop around its batch loop), though
+  /// not in the update's iteration; carried down to callees. Such a function may be an evaluation,
+  /// but what it computes could still reach the next step: its fixes are never safe.
+  bool calledBetweenSteps(uint32_t fn) const { return calledBetweenSteps_[fn]; }
   bool functionReachesUpdate(uint32_t fn) const { return (summaries_[fn].events & event::kUpdate) != 0; }
   uint8_t loopRole(NodeId loop) const { return loop == kNone ? 0 : loopRole_[loop]; }
   /// Some loop of the function (not of a nested def) trains: it runs the steps itself.
@@ -401,6 +410,7 @@ class Facts {
   std::vector<std::vector<NodeId>> fnStmts_;
   std::vector<std::vector<NodeId>> stmtCalls_;
   std::vector<NodeId> loopOf_;
+  std::vector<bool> calledBetweenSteps_;            // per function: see calledBetweenSteps
   std::vector<uint32_t> depth_;                     // per stmt: nesting depth within its function
   std::vector<uint32_t> posInFn_, endInFn_;         // per stmt: its nested run in fnStmts_ of its function
   std::vector<int32_t> branch_;                     // per stmt: the list of its parent holding it (-1: none)
