@@ -96,6 +96,15 @@ std::string trainingFile(int functions) {
   return text;
 }
 
+/// The Python fixtures, sorted: the texts the differential tests edit and split.
+std::vector<std::filesystem::path> pythonFixtures() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(OOMLINT_FIXTURES) + "/python"))
+    if (entry.path().extension() == ".py") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 struct Editor {
   std::string text;
   python::IncrementalDocument doc;
@@ -179,9 +188,7 @@ TEST(IncrementalDocument, RandomEditsOfEveryFixtureMatchAFreshParse) {
   const char* seedEnv = std::getenv("OOMLINT_EDIT_SEED");
   const int steps = stepsEnv ? std::atoi(stepsEnv) : 25;
   std::mt19937 rng(seedEnv ? static_cast<unsigned>(std::atoll(seedEnv)) : 20261201u);
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(OOMLINT_FIXTURES) + "/python"))
-    if (entry.path().extension() == ".py") files.push_back(entry.path());
+  std::vector<std::filesystem::path> files = pythonFixtures();
   files.push_back(std::string(OOMLINT_EXAMPLES) + "/train.py");
   std::sort(files.begin(), files.end());
   ASSERT_GT(files.size(), 40u);
@@ -290,6 +297,15 @@ TEST(ParseRuns, NotebookCellsParsedOneByOneGiveTheModelOfTheWholeModule) {
     EXPECT_GE(starts.size(), 2u) << path;
     expectRunsMatchAFreshParse(nb.module, starts, path.string());
   }
+  // Past IncrementalDocument::kParallelBytes the cells are parsed on threads: the same model.
+  std::vector<std::string> many{"import torch\n"};
+  for (int i = 0; i < 2000; ++i) {
+    std::string n = std::to_string(i);
+    many.push_back("v" + n + " = torch.ones(" + n + ").cuda()\nif v" + n + ".sum() > 0:\n    w" + n + " = v" + n + " * 2\n");
+  }
+  Notebook big = notebookFromCells(many);
+  ASSERT_GT(big.module.size(), 2 * python::IncrementalDocument::kParallelBytes);
+  expectRunsMatchAFreshParse(big.module, cellStartsOf(big), "2000 cells");
   // A cell that does not stand on its own (a block continued, an unclosed bracket, a trailing
   // backslash, a syntax error) makes the whole module parse as one, as it does for a file.
   const std::vector<std::vector<std::string>> cells = {
@@ -311,10 +327,7 @@ TEST(ParseRuns, NotebookCellsParsedOneByOneGiveTheModelOfTheWholeModule) {
 TEST(ParseRuns, RunsAtRandomLineStartsOfEveryFixtureMatchAFreshParse) {
   // Runs that begin inside blocks, brackets and strings must fall back to the whole text.
   std::mt19937 rng(20261202u);
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(OOMLINT_FIXTURES) + "/python"))
-    if (entry.path().extension() == ".py") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
+  std::vector<std::filesystem::path> files = pythonFixtures();
   ASSERT_GT(files.size(), 40u);
   for (const auto& path : files) {
     std::string text = testutil::slurp(path);

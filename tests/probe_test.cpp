@@ -218,20 +218,16 @@ TEST(Verify, CheckVerifyAttachesMeasuredCostsToFindings) {
   EXPECT_NE(std::string::npos, es.str().find("oomlint-probe not found")) << es.str();
 }
 
-TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateSays) {
-  // Shape-faithful: the probe runs the file's own network (facts/sizes.h) on its input's rows,
-  // instead of the generic MLP; the measured growth is then the estimate's (CPU counting allocator).
-  std::string dir = ::testing::TempDir() + "/oomlint_verify_stated";
+namespace {
+
+/// `oomlint check --verify` on the CPU probe of a file holding `source`, in a folder of its own;
+/// the JSON findings as text.
+std::string verifyOnCpu(const std::string& folder, const std::string& source) {
+  std::string dir = ::testing::TempDir() + "/" + folder;
   std::filesystem::create_directories(dir);
   {
     std::ofstream f(dir + "/probe_me.py");
-    f << "import torch\nfrom torch import nn\n\n"
-         "model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64), nn.GELU())\n"
-         "x = torch.randn(128, 64)\n"
-         "outs = []\n"
-         "model.eval()\n"
-         "for i in range(10):\n"
-         "    outs.append(model(x))\n";
+    f << source;
   }
   std::string cmd = std::string(OOMLINT_BINARY) + " check --isolated --no-cache --verify --verify-device cpu --probe " +
                     OOMLINT_PROBE_BINARY + " --output-format json " + dir + "/probe_me.py 2>/dev/null";
@@ -240,6 +236,22 @@ TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateS
   std::array<char, 4096> buf{};
   while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   ::pclose(p);
+  return out;
+}
+
+}  // namespace
+
+TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateSays) {
+  // Shape-faithful: the probe runs the file's own network (facts/sizes.h) on its input's rows,
+  // instead of the generic MLP; the measured growth is then the estimate's (CPU counting allocator).
+  std::string out = verifyOnCpu("oomlint_verify_stated",
+                                "import torch\nfrom torch import nn\n\n"
+                                "model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64), nn.GELU())\n"
+                                "x = torch.randn(128, 64)\n"
+                                "outs = []\n"
+                                "model.eval()\n"
+                                "for i in range(10):\n"
+                                "    outs.append(model(x))\n");
   json j = json::parse(out);
   int checked = 0;
   for (const json& f : j) {
@@ -265,25 +277,14 @@ TEST(Verify, ABfloat16NetworkIsProbedInBfloat16) {
   // The probe's dtype is the file's: `.bfloat16()` on the module, with a LayerNorm in the chain.
   // On the CPU only the stored outputs are compared with the estimate (OOM102): CPU bf16 kernels
   // allocate workspaces of their own at the forward's peak, which CUDA's do not.
-  std::string dir = ::testing::TempDir() + "/oomlint_verify_bf16";
-  std::filesystem::create_directories(dir);
-  {
-    std::ofstream f(dir + "/probe_me.py");
-    f << "import torch\nfrom torch import nn\n\n"
-         "model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.LayerNorm(256), nn.Linear(256, 64)).bfloat16()\n"
-         "x = torch.randn(128, 64, dtype=torch.bfloat16)\n"
-         "outs = []\n"
-         "model.eval()\n"
-         "for i in range(10):\n"
-         "    outs.append(model(x))\n";
-  }
-  std::string cmd = std::string(OOMLINT_BINARY) + " check --isolated --no-cache --verify --verify-device cpu --probe " +
-                    OOMLINT_PROBE_BINARY + " --output-format json " + dir + "/probe_me.py 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  ::pclose(p);
+  std::string out = verifyOnCpu("oomlint_verify_bf16",
+                                "import torch\nfrom torch import nn\n\n"
+                                "model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.LayerNorm(256), nn.Linear(256, 64)).bfloat16()\n"
+                                "x = torch.randn(128, 64, dtype=torch.bfloat16)\n"
+                                "outs = []\n"
+                                "model.eval()\n"
+                                "for i in range(10):\n"
+                                "    outs.append(model(x))\n");
   json j = json::parse(out);
   int checked = 0;
   for (const json& f : j) {

@@ -6,6 +6,7 @@
 
 #include "cpp/loader.h"
 #include "python/frontend.h"
+#include "python/incremental.h"
 
 namespace oomlint {
 
@@ -77,15 +78,12 @@ namespace {
 /// keep the cores busy, so a large notebook takes helpers only while some are left.
 std::atomic<int> g_spareThreads{static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1};
 
-/// Below this many bytes, one thread parses the cells faster than threads start.
-constexpr size_t kParallelCellsBytes = 32 * 1024;
-
 }  // namespace
 
 ParsedDocument parseCells(const std::string& path, std::string source, const std::vector<uint32_t>& cellStarts) {
   if (source.find('\0') != std::string::npos) return parseDocument(path, std::move(source), DocumentLanguage::Python);
   int helpers = 0;
-  if (source.size() >= kParallelCellsBytes && cellStarts.size() > 1) {
+  if (source.size() >= python::IncrementalDocument::kParallelBytes && cellStarts.size() > 1) {
     const int wanted = static_cast<int>(cellStarts.size()) - 1;
     int spare = g_spareThreads.load();
     do helpers = std::max(0, std::min(spare, wanted));

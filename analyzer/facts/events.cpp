@@ -119,14 +119,7 @@ void FactsBuilder::computeEvents() {
   }
   f_.subtreeEvents_.assign(m_.stmts.size(), 0);
   for (uint32_t fn = 0; fn < nf; ++fn)
-    for (const StepEvent& e : f_.events_[fn]) {
-      uint8_t k = e.kind;
-      if (e.call != kNone && !f_.callTargets(e.call).empty())
-        for (uint32_t t : f_.callTargets(e.call)) k |= f_.summaries_[t].events;
-      else if (const ImportedFunction* imp = e.call != kNone ? f_.importedCallee(e.call) : nullptr)
-        k |= imp->summary->events;
-      f_.subtreeEvents_[e.stmt] |= k;
-    }
+    for (const StepEvent& e : f_.events_[fn]) f_.subtreeEvents_[e.stmt] |= f_.eventKinds(e);
   for (NodeId s = static_cast<NodeId>(m_.stmts.size()); s-- > 0;) {
     NodeId p = m_.stmt(s).parent;
     if (p != kNone) f_.subtreeEvents_[p] |= f_.subtreeEvents_[s];
@@ -163,15 +156,19 @@ void FactsBuilder::computeEvents() {
     }
 }
 
+uint8_t Facts::eventKinds(const StepEvent& e) const {
+  uint8_t k = e.kind;
+  if (e.call != kNone && !callTargets(e.call).empty())
+    for (uint32_t t : callTargets(e.call)) k |= summaries_[t].events;
+  else if (const ImportedFunction* imp = e.call != kNone ? importedCallee(e.call) : nullptr)
+    k |= imp->summary->events;
+  return k;
+}
+
 bool Facts::updateInIterationOf(NodeId site) const {
   if (loopOf_[site] == kNone) return false;
   for (const StepEvent& e : events_[m_.stmt(site).function]) {
-    uint8_t k = e.kind;
-    if (e.call != kNone && !callTargets(e.call).empty())
-      for (uint32_t t : callTargets(e.call)) k |= summaries_[t].events;
-    else if (const ImportedFunction* imp = e.call != kNone ? importedCallee(e.call) : nullptr)
-      k |= imp->summary->events;
-    if (!(k & (event::kBackward | event::kStep))) continue;
+    if (!(eventKinds(e) & (event::kBackward | event::kStep))) continue;
     NodeId inner = loopOf_[e.stmt];
     if (inner != kNone && within(site, inner)) return true;
   }

@@ -323,6 +323,9 @@ class Facts {
   /// `for batch in loader: ... loss.backward()` inside an epoch loop, an `evaluate()` that follows
   /// the batch loop is no part of a training step.
   bool updateInIterationOf(NodeId site) const;
+  /// An event's kinds, with those of the function of this project it calls (a `train_step()`
+  /// call is a backward and a step).
+  uint8_t eventKinds(const StepEvent& e) const;
   /// A call site of `fn` sits in a loop that updates (an epoch loop around its batch loop), though
   /// not in the update's iteration; carried down to callees. Such a function may be an evaluation,
   /// but what it computes could still reach the next step: its fixes are never safe.

@@ -1,7 +1,5 @@
 #include "python/incremental.h"
 
-#include "python/frontend.h"
-
 #include <tree_sitter/api.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "python/frontend.h"
 #include "python/lowering.h"
 #include "python/parse_arena.h"
 
@@ -252,7 +251,9 @@ void IncrementalDocument::relowerInParallel(const std::string& text, unsigned th
   for (size_t i = 0; i < chunks_.size(); ++i)
     if (!chunks_[i].fragment) dirty.push_back(i);
   threads = std::min<unsigned>(threads, static_cast<unsigned>(dirty.size()));
-  if (threads < 2) return;
+  size_t bytes = 0;
+  for (size_t i : dirty) bytes += chunks_[i].length;
+  if (threads < 2 || bytes < kParallelBytes) return;
   std::vector<std::vector<Chunk>> pieces(dirty.size());
   std::vector<char> lowered(dirty.size(), 0);
   std::atomic<size_t> next{0};

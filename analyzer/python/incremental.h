@@ -14,6 +14,7 @@
 /// `else:` that belongs above, a first line indented into the block above, a trailing backslash),
 /// the whole text is parsed again: the model always equals python::parse's.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,6 +26,8 @@ namespace oomlint::python {
 
 class IncrementalDocument {
  public:
+  /// Below this many bytes to parse, one thread is faster than starting others.
+  static constexpr size_t kParallelBytes = 32 * 1024;
   /// Bytes [begin, end) of the previous text were replaced by `length` bytes.
   void edited(uint32_t begin, uint32_t end, uint32_t length);
   /// The text was replaced as a whole.
