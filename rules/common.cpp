@@ -352,6 +352,13 @@ bool hasModulo(const Facts& facts, NodeId e) {
   return found;
 }
 
+bool calledPerIteration(const Facts& facts, NodeId iteration) {
+  const Module& m = facts.module();
+  if (iteration == kNone || m.stmt(iteration).kind != StmtKind::FunctionDef) return false;
+  uint32_t fn = m.stmt(iteration).def;
+  return !facts.frameworkStep(fn) && facts.stepCallOf(fn) != kNone;
+}
+
 std::string_view loopRoleName(uint8_t role) {
   if (role & loop_role::kTraining) return "training loop";
   if (role & loop_role::kEval) return "evaluation loop";
@@ -362,6 +369,14 @@ std::string_view loopRoleName(uint8_t role) {
 void noteLoop(Finding& f, const Facts& facts, NodeId loop) {
   if (loop == kNone) return;
   const Module& m = facts.module();
+  if (calledPerIteration(facts, loop)) {
+    uint32_t fn = m.stmt(loop).def;
+    NodeId call = facts.stepCallOf(fn);
+    NodeId callerLoop = facts.stepIterationOf(m.expr(call).stmt);
+    std::string role(loopRoleName(facts.iterationRole(callerLoop)));
+    f.note(m.expr(call).span, ticked(m.functions[fn].name) + " runs here once per iteration of a " + role);
+    return;
+  }
   if (m.stmt(loop).kind == StmtKind::FunctionDef) {  // a framework step (Facts::iterationOf)
     uint32_t fn = m.stmt(loop).def;
     f.note(m.functions[fn].nameSpan, std::string(facts.frameworkName(fn)) + " runs " + ticked(m.functions[fn].name) +

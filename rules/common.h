@@ -63,6 +63,9 @@ void noteHistory(Finding& f, const Facts& facts, NodeId value);
 void noteOutside(Finding& f, const Facts& facts, NodeId target);
 /// The loop the finding is about, by its role (`training loop`, `evaluation loop`, `data loop`).
 void noteLoop(Finding& f, const Facts& facts, NodeId loop);
+/// The iteration (Facts::iterationOf) is a function's body that a loop of this file runs once per
+/// iteration through a call (Facts::stepCallOf), not a loop or a framework's step.
+bool calledPerIteration(const Facts& facts, NodeId iteration);
 /// An identifier in `e` (a name or attribute, lower-cased) contains `word`: naming evidence
 /// (`logits`, `out_logits`, `self.lm_logits`), the weakest kind.
 bool identifierMentions(const Facts& facts, NodeId e, std::string_view word);

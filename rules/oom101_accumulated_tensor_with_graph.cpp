@@ -29,7 +29,11 @@ class sums its argument into the instance (`self.sum += val * n`), whatever it i
 the class is in this file or another module of the project (inherited methods included); for a
 class outside the project, when the receiver is named for a meter. A step a training framework
 runs once per batch (Lightning's `training_step`, a Hugging Face Trainer's `compute_loss`) is an
-iteration: `self.epoch_loss += loss` there keeps every step's graph.
+iteration: `self.epoch_loss += loss` there keeps every step's graph. So is a step function a loop
+of the file calls on every iteration (`self.train_step(batch)` in `for batch in loader:`), unless
+another method of its class or a caller backpropagates what it sums. A meter that sums the elements
+of what it is given (`for i, v in enumerate(values): self.sums[i] += v`, `for k, v in
+parts.items()`) makes `meter.update([ce, reg])` an accumulation of both losses.
 
 ## Why is this bad?
 The accumulator becomes part of every iteration's autograd graph. Without a backward on that graph,
@@ -146,6 +150,7 @@ class Oom101 final : public Rule {
     // Summing losses for one backward is OOM104's business; a helper that builds a loss and returns
     // it is not a running statistic.
     if (f.flowsToBackward(fn, key)) return;
+    if (calledPerIteration(f, loop) && f.keptStateReachesBackward(fn, key)) return;
     bool trainsOrEvaluates = (role & (loop_role::kTraining | loop_role::kEval)) != 0;
     if (!trainsOrEvaluates && f.isReturned(fn, key)) return;
     std::string what = brief(m, value, 30);

@@ -25,6 +25,15 @@ Lightning's `training_step` and a Hugging Face Trainer's `compute_loss` storing 
 (`self.train_losses.append(loss)`) keep every step's graph. `self.log(...)` detaches what it logs;
 `validation_step`, `test_step` and `predict_step` run under Lightning's `no_grad`.
 
+So does a step function that a training, evaluation or data loop of the file calls on every
+iteration (`for batch in loader: self.train_step(batch)`), and the helpers it calls: what it appends
+to `self` or to a list of the module grows per step. There only growth counts (an append, a store
+method, a `torch.cat`): an attribute it replaces (`self.fake = G(z)`) is often read by the class's
+next method on the way to its backward, and a store that another method of the class, or a caller,
+backpropagates is an accumulation for one backward. A call under `if step % 100 == 0:` runs now and
+then, a function that runs a loop of its own (an epoch, a whole training run) is no step, and an
+object made afresh each iteration takes what it keeps with it.
+
 ## Why is this bad?
 A stored tensor keeps its `grad_fn`, and through it the graph that produced it. Storing a loss per
 step keeps every step's graph nodes (and, before backward, the saved activations) alive: memory grows

@@ -17,7 +17,8 @@ constexpr RuleInfo kInfo{
     "torch.cuda.empty_cache() inside a training or evaluation loop",
     R"doc(## What it does
 Flags `torch.cuda.empty_cache()` (C++ `c10::cuda::CUDACachingAllocator::emptyCache()`) called inside
-a training, evaluation or data loop. Not in loops over trackers, parameters, callbacks or files,
+a training, evaluation or data loop, or in a step function such a loop of the file (or a framework
+such as Lightning) calls once per batch. Not in loops over trackers, parameters, callbacks or files,
 not in a loop whose body returns or breaks on its first pass, and not in an exception handler (an
 out-of-memory recovery runs when a step failed, not every iteration).
 
@@ -66,9 +67,12 @@ class Oom501 final : public Rule {
     if (canon != "torch.cuda.empty_cache" && canon != "torch.cuda.memory.empty_cache") return;
     NodeId s = m.expr(call).stmt;
     NodeId loop = f.enclosingLoop(s);
+    // Outside every loop of a step a loop of this file (or a framework) runs once per batch, the
+    // step's body is the iteration: `training_step()` that empties the cache after its backward.
+    if (loop == kNone && f.iterationRole(f.iterationOf(s)) != 0) loop = f.iterationOf(s);
     // A training, evaluation or data loop that really repeats (a body that returns or breaks at
     // its top level runs once; loops over trackers or files have no role).
-    if (loop == kNone || f.loopRole(loop) == 0 || f.runsOnce(loop)) return;
+    if (loop == kNone || f.iterationRole(loop) == 0 || f.runsOnce(loop)) return;
     // In an exception handler (an out-of-memory recovery) it runs when something failed, not per iteration.
     if (f.inHandler(s, loop)) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span,

@@ -20,6 +20,8 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
       if (!callee.bound || !isTrackable(m, recv)) return false;
       for (uint32_t i = 1; i < callee.params.size() && i < 32; ++i) {
         if (!((sum.storesParam | sum.assignsParam) & (1u << i))) continue;
+        // A meter that also sums the argument (`self.val = v; self.sum += v`) is OOM101's accumulation.
+        if (sum.accumulatesParam & (1u << i)) continue;
         out.replaces = !(sum.storesParam & (1u << i));
         NodeId arg = callee.argFor(m, st.value, i);
         if (arg == kNone) continue;
@@ -97,6 +99,12 @@ NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansInte
   if (key.empty()) return kNone;
   uint32_t fn = m.stmt(st.stmt).function;
   if (f.flowsToBackward(fn, key)) return kNone;
+  if (calledPerIteration(f, loop)) {
+    // Run per iteration by a caller of this file: only growth is certain. A replaced attribute or
+    // element (`self.fake = G(z)`) is often read by the class's next method, up to its backward.
+    bool grows = !st.attribute && !st.replaces && (st.reportAt != kNone || st.concat);
+    if (!grows || f.keptStateReachesBackward(fn, key)) return kNone;
+  }
   bool trainsOrEvaluates = (role & (loop_role::kTraining | loop_role::kEval)) != 0;
   if (returnedMeansIntended && !trainsOrEvaluates && f.isReturned(fn, key)) return kNone;
   return loop;

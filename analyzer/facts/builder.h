@@ -37,10 +37,16 @@ class FactsBuilder {
   void computeValues();
   // summaries.cpp: what each function stores or sums from its parameters (syntactic part).
   void computeStores();
+  /// computeStores through calls: a function that hands a parameter to a method storing it.
+  void storeThroughCalls();
   // eval_context.cpp: which modules are in eval mode where, and evaluation functions.
   void computeEvalContexts();
   // loop_roles.cpp: training / evaluation / data loops.
   void computeLoopRoles();
+  void findStepsCalledFromLoops();
+  /// `stmt` runs on every pass through `iteration` (a loop or a step's def): no `if` or `except`
+  /// between them.
+  bool runsEveryIteration(NodeId stmt, NodeId iteration) const;
   // program.cpp (before values): names that hold a GPU device, modules moved to the GPU.
   void collectDevices();
   // program.cpp: file-level facts (gradients cleared somewhere, version-gated branches).

@@ -104,6 +104,27 @@ bool Facts::flowsToBackward(uint32_t fn, std::string_view path) const {
   return paths.count(path) != 0;
 }
 
+bool Facts::keptStateReachesBackward(uint32_t fn, std::string_view path) const {
+  if (flowsToBackward(fn, path)) return true;
+  // The object as a whole (`self.record(out)` stores into some attribute of it) matches every
+  // call on `self` that reaches a backward: only attribute paths are followed further.
+  if (path == "self") return false;
+  bool onSelf = path.starts_with("self.");
+  int32_t cls = classOfFunction(fn);
+  if (onSelf && cls >= 0)
+    for (uint32_t g = 1; g < m_.functions.size(); ++g)
+      if (g != fn && classOfFunction(g) == cls && flowsToBackward(g, path)) return true;
+  // Up the callers that run it per iteration; a depth bound keeps mutual recursion finite.
+  uint32_t at = fn;
+  for (int depth = 0; depth < 16; ++depth) {
+    NodeId call = stepCallOf(at);
+    if (call == kNone) break;
+    at = m_.stmt(m_.expr(call).stmt).function;
+    if (flowsToBackward(at, path)) return true;
+  }
+  return false;
+}
+
 bool Facts::isReturned(uint32_t fn, std::string_view path) const {
   for (NodeId s : fnStmts_[fn]) {
     const Stmt& st = m_.stmt(s);

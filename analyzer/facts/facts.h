@@ -178,6 +178,10 @@ class Facts {
   void forSubtree(NodeId e, Fn&& fn) const;
   /// A backward or autograd.grad call of function `fn` differentiates something made from `path`.
   bool flowsToBackward(uint32_t fn, std::string_view path) const;
+  /// flowsToBackward for state a function keeps between calls: in the function, in the callers
+  /// that run it per iteration (stepCallOf, up the chain) and, for `self.` paths, in any method of
+  /// its class (`self.loss_g = ...` in `forward()`, `self.loss_g.backward()` in `backward_g()`).
+  bool keptStateReachesBackward(uint32_t fn, std::string_view path) const;
   /// `path` is returned (alone or in a tuple) from function `fn`.
   bool isReturned(uint32_t fn, std::string_view path) const;
   /// On some path through one iteration of `loop`, `path` is read before the body assigns it:
@@ -292,6 +296,9 @@ class Facts {
   /// Assignments of function `fn` that rebind `name` (`name = ...`, `a, name = ...`; not
   /// `name[i] = ...`), in source order. An index, so def-use questions stay linear in a long function.
   const std::vector<NodeId>& assignmentsOf(uint32_t fn, std::string_view name) const;
+  /// `name` in function `fn` is the module's own: assigned at the top level of the file, and
+  /// neither a parameter of `fn` (or of a function it is nested in) nor assigned there.
+  bool isModuleName(uint32_t fn, std::string_view name) const;
   /// Statements of function `fn` whose value reads `name` (`name`, `name.x`), in source order.
   const std::vector<NodeId>& readersOf(uint32_t fn, std::string_view name) const;
   /// For a Name expression: the statement that made the binding it reads, which updates in
@@ -341,14 +348,22 @@ class Facts {
   uint8_t classFramework(int32_t cls) const;
   /// "Lightning", "the Hugging Face Trainer" for a framework step, else "".
   std::string_view frameworkName(uint32_t fn) const;
+  /// A call of this file that runs function `fn` on every iteration of a training, evaluation or
+  /// data loop (`for batch in loader: self.train_step(batch)`), directly or through functions such
+  /// a loop calls; kNone when no call does, when every call is guarded (`if step % 100 == 0:`)
+  /// or when `fn` runs a loop of some role itself (an epoch or a whole run is not a step). What
+  /// `fn` keeps on `self` outlives its step.
+  NodeId stepCallOf(uint32_t fn) const { return fn < stepCall_.size() ? stepCall_[fn] : kNone; }
   /// The iteration a statement belongs to: its innermost loop, or, outside every loop of a
-  /// framework step, the step's def statement (the framework's loop runs it once per batch).
+  /// framework step or of a function a loop calls per iteration (stepCallOf), the function's def
+  /// statement (the framework's loop, or the caller's, runs it once per batch).
   NodeId iterationOf(NodeId stmt) const;
   /// The iteration that repeats `stmt` as a step of work: iterationOf, past plain loops that have
   /// no role of their own (`for k, v in losses.items(): total[k] += v` inside a training loop
   /// repeats with the training loop's iterations). kNone when no enclosing iteration has a role.
   NodeId stepIterationOf(NodeId stmt) const;
-  /// loop_role bits of an iteration: a loop's role, or the framework step's.
+  /// loop_role bits of an iteration: a loop's role, or those of the framework's or callers' loops
+  /// that run a function's body.
   uint8_t iterationRole(NodeId iteration) const;
 
   // ------------------------------------------------------------ program-level facts
@@ -463,6 +478,8 @@ class Facts {
   std::vector<bool> trainingLoopIn_;  // per function
   std::vector<uint8_t> classFramework_;  // per class: frameworks.cpp's framework id
   std::vector<uint8_t> frameworkStep_;   // per function: loop_role bits of a framework step
+  std::vector<uint8_t> calledStepRole_;  // per function: loop_role bits of the loops that call it per iteration
+  std::vector<NodeId> stepCall_;         // per function: a call that runs it per iteration, or kNone
   std::vector<bool> versionGated_;
   std::unordered_set<NodeId> versionGatedExprs_;
   std::vector<bool> unreachable_;

@@ -90,7 +90,8 @@ NodeId Facts::iterationOf(NodeId stmt) const {
   NodeId loop = loopOf_[stmt];
   if (loop != kNone) return loop;
   uint32_t fn = m_.stmt(stmt).function;
-  return frameworkStep(fn) ? m_.functions[fn].defStmt : kNone;
+  bool repeated = frameworkStep(fn) || (fn < calledStepRole_.size() && calledStepRole_[fn]);
+  return repeated ? m_.functions[fn].defStmt : kNone;
 }
 
 NodeId Facts::stepIterationOf(NodeId stmt) const {
@@ -101,7 +102,10 @@ NodeId Facts::stepIterationOf(NodeId stmt) const {
 
 uint8_t Facts::iterationRole(NodeId it) const {
   if (it == kNone) return 0;
-  if (m_.stmt(it).kind == StmtKind::FunctionDef) return frameworkStep(m_.stmt(it).def);
+  if (m_.stmt(it).kind == StmtKind::FunctionDef) {
+    uint32_t fn = m_.stmt(it).def;
+    return frameworkStep(fn) | (fn < calledStepRole_.size() ? calledStepRole_[fn] : 0);
+  }
   return loopRole(it);
 }
 

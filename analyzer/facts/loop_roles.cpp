@@ -2,6 +2,7 @@
 // through functions of this file); a data loop iterates a data loader (or batches); an
 // evaluation loop runs an evaluation forward, or is the data loop of an evaluation function.
 // Loops over parameters, modules, trackers, callbacks or files are neither data nor evaluation.
+// Then the functions such a loop calls once per iteration: their bodies repeat with it.
 #include "facts/builder.h"
 #include "facts/torch_api.h"
 
@@ -39,6 +40,46 @@ void FactsBuilder::computeLoopRoles() {
       if (f_.loopRole_[l] & loop_role::kTraining) break;
       if (bookkeeping[l]) continue;
       f_.loopRole_[l] |= loop_role::kEval;
+    }
+  }
+  findStepsCalledFromLoops();
+}
+
+bool FactsBuilder::runsEveryIteration(NodeId stmt, NodeId iteration) const {
+  // `if step % 100 == 0: log_validation(...)` runs now and then; a handler when a step failed.
+  for (NodeId c = stmt, p = m_.stmt(stmt).parent; p != kNone && c != iteration; c = p, p = m_.stmt(p).parent) {
+    StmtKind k = m_.stmt(p).kind;
+    if (k == StmtKind::If || (k == StmtKind::Try && f_.branch_[c] >= 3)) return false;
+  }
+  return true;
+}
+
+void FactsBuilder::findStepsCalledFromLoops() {
+  size_t nf = m_.functions.size();
+  f_.calledStepRole_.assign(nf, 0);
+  f_.stepCall_.assign(nf, kNone);
+  // A function that runs a loop of some role itself is a whole run or epoch, not a step.
+  std::vector<bool> runsLoops(nf, false);
+  for (NodeId s = 0; s < m_.stmts.size(); ++s)
+    if (f_.loopRole_[s]) runsLoops[m_.stmt(s).function] = true;
+  // Callers first, so a helper of a per-step method is one too (`train_step` -> `log_losses`).
+  for (auto it = bottomUp_.rbegin(); it != bottomUp_.rend(); ++it) {
+    uint32_t fn = *it;
+    const Function& fun = m_.functions[fn];
+    if (fn == 0 || fun.isLambda || fun.defStmt == kNone || f_.frameworkStep(fn) || runsLoops[fn]) continue;
+    for (NodeId call : callSites_[fn]) {
+      NodeId site = m_.expr(call).stmt;
+      if (functionOf(site) == fn) continue;  // recursion repeats nothing new
+      NodeId loop = f_.stepIterationOf(site);
+      if (loop == kNone || !runsEveryIteration(site, loop)) continue;
+      // `Runner(batch).run()` or `r = Runner(batch); r.run()`: an object made per iteration takes
+      // what its method keeps on `self` with it.
+      NodeId recv = receiverOf(m_, call);
+      if (recv != kNone && !(m_.expr(recv).kind == ExprKind::Name && m_.expr(recv).text == "self") &&
+          !f_.outlivesIteration(recv, loop))
+        continue;
+      f_.calledStepRole_[fn] |= f_.iterationRole(loop);
+      if (f_.stepCall_[fn] == kNone) f_.stepCall_[fn] = call;
     }
   }
 }

@@ -181,6 +181,10 @@ void FactsBuilder::resolveCallTargets() {
       int32_t cls = f_.classOf(mod);
       if (cls >= 0) methodsNamed(cls, "forward", out);
     }
+    // An instance of a plain class of this file: `unit(batch)` runs its `__call__`.
+    if (out.empty() && kindsFinal_ && (callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute) &&
+        f_.kindOf(c.lhs) == Kind::Instance)
+      methodsNamed(f_.classOf(c.lhs), "__call__", out);
     if (out.empty()) continue;
     for (uint32_t t : out) callSites_[t].push_back(e);
     f_.callTargets_.emplace(e, std::move(out));

@@ -38,6 +38,46 @@ int paramRoot(const Module& m, const Function& fn, NodeId e, int depth = 0) {
   }
 }
 
+/// `for v in values:`, `for i, v in enumerate(values):`, `for k, v in values.items():`: the
+/// parameter whose elements the loop around `stmt` binds to `name`, or -1. Keys and indices are
+/// not elements, and a name the function also assigns itself (`v = v.item()`) is not one either.
+int elementOfParam(const Module& m, const Facts& f, const Function& fun, uint32_t fn, NodeId stmt, std::string_view name) {
+  for (NodeId s : f.statementsOf(fn)) {
+    const Stmt& st = m.stmt(s);
+    if (st.kind == StmtKind::For) continue;
+    for (NodeId t : items(m, st.targets))
+      if (m.expr(t).kind == ExprKind::Name && m.expr(t).text == name) return -1;
+    if (st.kind == StmtKind::AugAssign && m.expr(st.target).kind == ExprKind::Name && m.expr(st.target).text == name)
+      return -1;
+  }
+  for (NodeId p = m.stmt(stmt).parent; p != kNone; p = m.stmt(p).parent) {
+    const Stmt& loop = m.stmt(p);
+    if (loop.kind != StmtKind::For || loop.target == kNone || loop.value == kNone) continue;
+    NodeId iter = loop.value;
+    NodeId element = loop.target;
+    const Expr& it = m.expr(iter);
+    const Expr& target = m.expr(element);
+    if (it.kind == ExprKind::Call) {
+      std::string_view meth = methodName(m, iter);
+      bool enumerates = calleeName(m, iter) == "enumerate" && m.canonical(iter).empty();
+      bool pairs = enumerates || meth == "items";
+      if (enumerates) iter = positionalArg(m, iter, 0);
+      else if (meth == "items" || meth == "values") iter = receiverOf(m, iter);
+      else continue;
+      if (pairs) {
+        if (target.kind != ExprKind::Container || target.argCount != 2) continue;
+        element = (m.argsBegin(target) + 1)->value;
+      }
+    }
+    if (element == kNone || m.expr(element).kind != ExprKind::Name || m.expr(element).text != name) continue;
+    if (iter == kNone || m.expr(iter).kind != ExprKind::Name) return -1;
+    for (uint32_t i = 0; i < fun.paramCount; ++i)
+      if (m.params[fun.firstParam + i].name == m.expr(iter).text) return m.expr(iter).text == "self" ? -1 : static_cast<int>(i);
+    return -1;
+  }
+  return -1;
+}
+
 /// The statement's target is state that outlives a call: an attribute of `self` (or an element of
 /// one), or a module-level name the function does not bind itself.
 bool outlivesCall(const Module& m, const Facts& f, uint32_t fn, NodeId target) {
@@ -112,6 +152,7 @@ void FactsBuilder::computeStores() {
       bool outer = m_.expr(target).kind == ExprKind::Name ? st.kind == StmtKind::Expr : outlivesCall(m_, f_, fn, target);
       if (!outer) continue;
       int p = paramRoot(m_, fun, value);
+      if (p < 0 && m_.expr(value).kind == ExprKind::Name) p = elementOfParam(m_, f_, fun, fn, s, m_.expr(value).text);
       if (p < 0 || p >= 32) continue;
       if (accumulates) sum.accumulatesParam |= 1u << p;
       else if (m_.expr(target).kind == ExprKind::Attribute && st.kind == StmtKind::Assign) sum.assignsParam |= 1u << p;
@@ -126,9 +167,59 @@ void FactsBuilder::computeStores() {
       int p = input == kNone ? -1 : paramRoot(m_, fun, input);
       if (p >= 0) sum.softmaxOfParam = p;
     }
+  }
+  storeThroughCalls();
+  for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
+    const Function& fun = m_.functions[fn];
+    const Summary& sum = f_.summaries_[fn];
     int32_t cls = f_.classOfFunction(fn);
     if (cls >= 0 && fun.cls >= 0 && (sum.accumulatesParam || sum.storesParam || sum.assignsParam) && fun.name != "__init__")
       f_.accumulatorClass_[static_cast<size_t>(cls)] = true;
+  }
+}
+
+void FactsBuilder::storeThroughCalls() {
+  // `update_ctc_loss(self, batch, loss)` calling `self._ctc_loss.update(loss / n)` sums `loss` as
+  // the meter's method does. Only into state that outlives the call: `self`, an attribute of it, a
+  // module name, or a function with no receiver (its own stores are into such state already).
+  size_t nf = m_.functions.size();
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (uint32_t fn = 1; fn < nf; ++fn) {
+      const Function& fun = m_.functions[fn];
+      if (fun.isLambda || fun.paramCount == 0) continue;
+      Summary& sum = f_.summaries_[fn];
+      for (NodeId s : f_.fnStmts_[fn]) {
+        const Stmt& st = m_.stmt(s);
+        if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) continue;
+        Facts::Callee callee = f_.calleeOf(st.value);
+        if (!callee || callee.summary == &sum) continue;
+        const Summary& inner = *callee.summary;
+        if (!(inner.accumulatesParam | inner.storesParam | inner.assignsParam)) continue;
+        NodeId recv = receiverOf(m_, st.value);
+        bool selfRooted = recv != kNone && m_.expr(recv).kind == ExprKind::Name && m_.expr(recv).text == "self";
+        if (recv != kNone && !selfRooted && !outlivesCall(m_, f_, fn, recv) && !f_.isModuleName(fn, f_.pathKey(recv)))
+          continue;
+        for (uint32_t i = callee.bound ? 1 : 0; i < callee.params.size() && i < 32; ++i) {
+          uint32_t bit = 1u << i;
+          if (!((inner.accumulatesParam | inner.storesParam | inner.assignsParam) & bit)) continue;
+          NodeId arg = callee.argFor(m_, st.value, i);
+          if (arg == kNone) continue;
+          int p = paramRoot(m_, fun, arg);
+          if (p < 0 && m_.expr(arg).kind == ExprKind::Name) p = elementOfParam(m_, f_, fun, fn, s, m_.expr(arg).text);
+          if (p < 0 || p >= 32) continue;
+          uint32_t mine = 1u << p;
+          uint32_t& into = (inner.accumulatesParam & bit) ? sum.accumulatesParam
+                           : (inner.storesParam & bit)    ? sum.storesParam
+                                                          : sum.assignsParam;
+          if (into & mine) continue;
+          into |= mine;
+          if (sum.accumulateAt == kNone) sum.accumulateAt = s;
+          changed = true;
+        }
+      }
+    }
+    if (!changed) break;
   }
 }
 

@@ -896,15 +896,30 @@ void FactsBuilder::computeValues() {
 
 // ------------------------------------------------------------------ queries
 
+bool Facts::isModuleName(uint32_t fn, std::string_view name) const {
+  if (fn == 0 || assignmentsOf(0, name).empty()) return false;
+  // The function and every function it is nested in: a binding there shadows the module's name.
+  for (uint32_t g = fn; g != 0; g = m_.functions[g].parent) {
+    if (!assignmentsOf(g, name).empty()) return false;
+    const Function& fun = m_.functions[g];
+    for (uint32_t i = 0; i < fun.paramCount; ++i)
+      if (m_.params[fun.firstParam + i].name == name) return false;
+  }
+  return true;
+}
+
 bool Facts::outlivesIteration(NodeId target, NodeId loop) const {
   if (target == kNone || loop == kNone) return false;
   const Expr& t = m_.expr(target);
   if (m_.stmt(loop).kind == StmtKind::FunctionDef) {
-    // A framework step: its locals and parameters are made afresh per batch; `self` outlives it.
+    // A step's body: its locals and parameters are made afresh per batch; `self` and the module's
+    // own names (a `history = []` at the top of the file) outlive it.
     if (t.kind == ExprKind::Attribute) {
       const Expr& base = m_.expr(t.lhs);
       return (base.kind == ExprKind::Name && base.text == "self") || outlivesIteration(t.lhs, loop);
     }
+    if (t.kind == ExprKind::Name)
+      return (t.text == "self" && m_.functions[m_.stmt(loop).def].cls >= 0) || isModuleName(m_.stmt(loop).def, t.text);
     return t.kind == ExprKind::Subscript && outlivesIteration(t.lhs, loop);
   }
   switch (t.kind) {
