@@ -398,7 +398,7 @@ std::string ticked(std::string_view text) {
 std::string brief(const Module& m, NodeId e, size_t max) {
   std::string t(m.textOf(e));
   // C++ members used without `this->`: the implicit object has no text of its own.
-  if (t.empty() && m.lang == Lang::Cpp && m.expr(e).kind == ExprKind::Name && m.expr(e).text == "self") t = "*this";
+  if (t.empty() && m.lang == Lang::Cpp && isSelfName(m, e)) t = "*this";
   for (char& c : t)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   if (t.size() > max) t = t.substr(0, max - 3) + "...";

@@ -57,7 +57,7 @@ bool capturesSelfFunction(const Module& m, uint32_t fn) {
   for (uint32_t i = 0; i < f.paramCount; ++i)
     if (m.params[f.firstParam + i].name == "self") return false;
   for (NodeId e = 0; e < m.exprs.size(); ++e)
-    if (m.expr(e).owner == fn && m.expr(e).kind == ExprKind::Name && m.expr(e).text == "self") return true;
+    if (m.expr(e).owner == fn && isSelfName(m, e)) return true;
   return false;
 }
 
@@ -72,7 +72,7 @@ class Oom109 final : public Rule {
     bool onSelf = false;
     for (NodeId t : items(m, st.targets)) {
       const Expr& te = m.expr(t);
-      if (te.kind == ExprKind::Attribute && m.expr(te.lhs).kind == ExprKind::Name && m.expr(te.lhs).text == "self") onSelf = true;
+      if (te.kind == ExprKind::Attribute && isSelfName(m, te.lhs)) onSelf = true;
     }
     if (onSelf && capturesSelfLambda(ctx.facts(), st.value)) report(ctx, m.expr(st.value).span, "stored on `self`");
   }

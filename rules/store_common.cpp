@@ -12,7 +12,7 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
     NodeId recv = receiverOf(m, st.value);
     if (recv == kNone) return false;
     // `self.log("loss", loss)` in a LightningModule: Lightning detaches what it logs.
-    if ((meth == "log" || meth == "log_dict") && m.expr(recv).kind == ExprKind::Name && m.expr(recv).text == "self" &&
+    if ((meth == "log" || meth == "log_dict") && isSelfName(m, recv) &&
         f.classFramework(f.classOfFunction(m.stmt(s).function)) != 0)
       return false;
     if (Facts::Callee callee = f.calleeOf(st.value)) {
@@ -89,9 +89,7 @@ NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansInte
   if (st.attribute) {
     // `obj.x = v` outlives the iteration when obj does (self always does).
     const Expr& t = m.expr(st.container);
-    const Expr& base = m.expr(t.lhs);
-    bool selfAttr = base.kind == ExprKind::Name && base.text == "self";
-    if (!selfAttr && !f.outlivesIteration(t.lhs, loop)) return kNone;
+    if (!isSelfName(m, t.lhs) && !f.outlivesIteration(t.lhs, loop)) return kNone;
   }
   NodeId root = st.container;
   while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;

@@ -340,8 +340,7 @@ void FactsBuilder::computeEvalContexts() {
         if (it != sites.end() && !f_.isForwardCall(call)) {
           const EvalSet& at = it->second;
           const Expr& callee = m_.expr(m_.expr(call).lhs);
-          bool onSelf = callee.kind == ExprKind::Attribute && m_.expr(callee.lhs).kind == ExprKind::Name &&
-                        m_.expr(callee.lhs).text == "self";
+          bool onSelf = callee.kind == ExprKind::Attribute && isSelfName(m_, callee.lhs);
           if (onSelf)
             for (const EvalEntry& e : at)
               if (e.path.substr(0, 5) == "self.") mapped.push_back(e);

@@ -8,8 +8,6 @@ namespace oomlint {
 
 namespace {
 
-bool isSelf(const Module& m, NodeId e) { return m.expr(e).kind == ExprKind::Name && m.expr(e).text == "self"; }
-
 bool isSuper(const Module& m, NodeId e) {
   const Expr& x = m.expr(e);
   return x.kind == ExprKind::Call && m.expr(x.lhs).kind == ExprKind::Name && m.expr(x.lhs).text == "super";
@@ -47,7 +45,7 @@ void Facts::importKeys(NodeId call, std::vector<std::string>& out) const {
   if (callee.kind != ExprKind::Attribute) return;
   std::string method(callee.text);
   int32_t cls = -1;  // a class of this file whose bases may define the method
-  if (isSelf(m_, callee.lhs) || isSuper(m_, callee.lhs)) {
+  if (isSelfName(m_, callee.lhs) || isSuper(m_, callee.lhs)) {
     if (m_.classes.empty()) return;
     uint32_t caller = c.stmt == kNone ? 0 : m_.stmt(c.stmt).function;
     cls = classOfFunction(caller);
@@ -85,7 +83,7 @@ const ImportedFunction* Facts::importedCallee(NodeId call) const {
   // Before the kinds are final only the names a call spells (and inherited `self.` methods) can
   // be asked, and their answers never change: remembered then too. Calls on instances wait.
   const Expr& callee = m_.expr(m_.expr(call).lhs);
-  bool spelled = !m_.canonical(call).empty() || callee.kind != ExprKind::Attribute || isSelf(m_, callee.lhs) || isSuper(m_, callee.lhs);
+  bool spelled = !m_.canonical(call).empty() || callee.kind != ExprKind::Attribute || isSelfName(m_, callee.lhs) || isSuper(m_, callee.lhs);
   if (cacheAll_ || spelled) {
     auto it = importedCallee_.find(call);
     if (it != importedCallee_.end()) return it->second;

@@ -569,7 +569,7 @@ Kind Facts::namedKind(NodeId e) const {
     name = x.text;
   } else if (x.kind == ExprKind::Attribute) {
     Kind base = kindOf(x.lhs);
-    bool selfBase = m_.expr(x.lhs).kind == ExprKind::Name && m_.expr(x.lhs).text == "self";
+    bool selfBase = isSelfName(m_, x.lhs);
     // An instance of a class of another module: its attributes and methods are that module's, and
     // nothing here says what they are (`trainer.get_model` is a method, not a model).
     if (base == Kind::Instance && !selfBase && classOf(x.lhs) < 0) return Kind::Unknown;

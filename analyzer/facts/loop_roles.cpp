@@ -75,8 +75,7 @@ void FactsBuilder::findStepsCalledFromLoops() {
       // `Runner(batch).run()` or `r = Runner(batch); r.run()`: an object made per iteration takes
       // what its method keeps on `self` with it.
       NodeId recv = receiverOf(m_, call);
-      if (recv != kNone && !(m_.expr(recv).kind == ExprKind::Name && m_.expr(recv).text == "self") &&
-          !f_.outlivesIteration(recv, loop))
+      if (recv != kNone && !isSelfName(m_, recv) && !f_.outlivesIteration(recv, loop))
         continue;
       f_.calledStepRole_[fn] |= f_.iterationRole(loop);
       if (f_.stepCall_[fn] == kNone) f_.stepCall_[fn] = call;

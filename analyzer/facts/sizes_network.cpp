@@ -180,7 +180,7 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
     if (x.kind != ExprKind::Call || x.argCount != 1 || !m_.args[x.firstArg].keyword.empty()) return false;
     if (!chain(m_.args[x.firstArg].value)) return false;
     const Expr& callee = m_.expr(x.lhs);
-    if (callee.kind == ExprKind::Attribute && m_.expr(callee.lhs).kind == ExprKind::Name && m_.expr(callee.lhs).text == "self") {
+    if (callee.kind == ExprKind::Attribute && isSelfName(m_, callee.lhs)) {
       auto it = submodules.find(callee.text);
       if (it == submodules.end() || it->second == kNone) return false;
       KnownNetwork part;

@@ -112,7 +112,6 @@ void FactsBuilder::buildStructure() {
 
 namespace {
 
-bool isSelfName(const Module& m, NodeId e) { return m.expr(e).kind == ExprKind::Name && m.expr(e).text == "self"; }
 
 /// `super().method` / `super(Cls, self).method`.
 bool isSuperCall(const Module& m, NodeId e) {
@@ -311,7 +310,7 @@ uint32_t Facts::functionDenoted(NodeId e) const {
     return UINT32_MAX;
   };
   if (x.kind == ExprKind::Name && x.canonical == 0) return byName(x.text, -1);
-  if (x.kind == ExprKind::Attribute && m_.expr(x.lhs).kind == ExprKind::Name && m_.expr(x.lhs).text == "self")
+  if (x.kind == ExprKind::Attribute && isSelfName(m_, x.lhs))
     return byName(x.text, classOfFunction(caller));
   if (x.kind == ExprKind::Attribute) {
     int32_t cls = classOf(x.lhs);  // `recorder.save` on an instance of a class of this file

@@ -83,9 +83,7 @@ int elementOfParam(const Module& m, const Facts& f, const Function& fun, uint32_
 bool outlivesCall(const Module& m, const Facts& f, uint32_t fn, NodeId target) {
   NodeId root = target;
   while (m.expr(root).kind == ExprKind::Subscript || m.expr(root).kind == ExprKind::Attribute) {
-    if (m.expr(root).kind == ExprKind::Attribute && m.expr(m.expr(root).lhs).kind == ExprKind::Name &&
-        m.expr(m.expr(root).lhs).text == "self")
-      return true;
+    if (m.expr(root).kind == ExprKind::Attribute && isSelfName(m, m.expr(root).lhs)) return true;
     root = m.expr(root).lhs;
   }
   if (m.expr(root).kind != ExprKind::Name || root == target) return false;
@@ -197,7 +195,7 @@ void FactsBuilder::storeThroughCalls() {
         const Summary& inner = *callee.summary;
         if (!(inner.accumulatesParam | inner.storesParam | inner.assignsParam)) continue;
         NodeId recv = receiverOf(m_, st.value);
-        bool selfRooted = recv != kNone && m_.expr(recv).kind == ExprKind::Name && m_.expr(recv).text == "self";
+        bool selfRooted = recv != kNone && isSelfName(m_, recv);
         if (recv != kNone && !selfRooted && !outlivesCall(m_, f_, fn, recv) && !f_.isModuleName(fn, f_.pathKey(recv)))
           continue;
         for (uint32_t i = callee.bound ? 1 : 0; i < callee.params.size() && i < 32; ++i) {

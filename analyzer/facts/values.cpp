@@ -914,10 +914,7 @@ bool Facts::outlivesIteration(NodeId target, NodeId loop) const {
   if (m_.stmt(loop).kind == StmtKind::FunctionDef) {
     // A step's body: its locals and parameters are made afresh per batch; `self` and the module's
     // own names (a `history = []` at the top of the file) outlive it.
-    if (t.kind == ExprKind::Attribute) {
-      const Expr& base = m_.expr(t.lhs);
-      return (base.kind == ExprKind::Name && base.text == "self") || outlivesIteration(t.lhs, loop);
-    }
+    if (t.kind == ExprKind::Attribute) return isSelfName(m_, t.lhs) || outlivesIteration(t.lhs, loop);
     if (t.kind == ExprKind::Name)
       return (t.text == "self" && m_.functions[m_.stmt(loop).def].cls >= 0) || isModuleName(m_.stmt(loop).def, t.text);
     return t.kind == ExprKind::Subscript && outlivesIteration(t.lhs, loop);
@@ -931,8 +928,7 @@ bool Facts::outlivesIteration(NodeId target, NodeId loop) const {
       return !within(b, loop);
     }
     case ExprKind::Attribute: {
-      const Expr& base = m_.expr(t.lhs);
-      if (base.kind == ExprKind::Name && base.text == "self") return true;
+      if (isSelfName(m_, t.lhs)) return true;
       return outlivesIteration(t.lhs, loop);
     }
     case ExprKind::Subscript: return outlivesIteration(t.lhs, loop);

@@ -39,6 +39,8 @@ uint32_t Module::lineOf(uint32_t offset) const {
   return static_cast<uint32_t>(it - lineStarts.begin());
 }
 
+bool isSelfName(const Module& m, NodeId e) { return e != kNone && m.expr(e).kind == ExprKind::Name && m.expr(e).text == "self"; }
+
 std::string_view methodName(const Module& m, NodeId call) {
   if (call == kNone) return {};
   const Expr& c = m.expr(call);

@@ -264,6 +264,8 @@ std::string_view calleeName(const Module& m, NodeId call);
 NodeId positionalArg(const Module& m, NodeId call, uint32_t index);
 /// The keyword argument `name`, or kNone.
 NodeId keywordArg(const Module& m, NodeId call, std::string_view name);
+/// A bare `self` name: the receiver of a Python method, whose attributes outlive the call.
+bool isSelfName(const Module& m, NodeId e);
 /// Dotted source path of a Name/Attribute chain (`self.model.encoder`), or "" for anything else.
 std::string dottedPath(const Module& m, NodeId e);
 /// Strips parentheses-free wrappers the front ends keep (none today); identity for now.
