@@ -1,0 +1,85 @@
+// Where a notebook edit's time goes, run by hand: reads a notebook, then toggles one line of its
+// middle cell (`+= loss.item()` <-> `+= loss`) as the LSP server does on a one-cell edit, and
+// times each phase separately: the cells joined, the model (one cell re-parsed, fragments
+// spliced), the facts and rules. Also times `check`'s path once per run: the whole notebook read,
+// parsed cell by cell and analysed.
+// Usage: notebook_phases NOTEBOOK.ipynb [EDITS]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "notebook/notebook.h"
+#include "python/incremental.h"
+
+using namespace oomlint;
+
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: notebook_phases NOTEBOOK.ipynb [EDITS]\n");
+    return 2;
+  }
+  int edits = argc > 2 ? std::atoi(argv[2]) : 200;
+  std::ifstream in(argv[1]);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Notebook nb = readNotebook(ss.str());
+  std::vector<std::string> texts;
+  for (const NotebookCell& c : nb.cells) texts.push_back(cellText(c));
+  size_t target = texts.size() / 2;
+  std::string leaky = texts[target], fixed = texts[target];
+  size_t at = fixed.find("+= loss.item()");
+  if (at == std::string::npos) {
+    std::fprintf(stderr, "the middle cell has no `+= loss.item()` to toggle\n");
+    return 2;
+  }
+  leaky.erase(at + 7, 7);
+
+  CheckOptions opts;
+  python::IncrementalDocument doc;
+  Notebook cells = notebookFromCells(texts);
+  doc.seed(cellStartsOf(cells), static_cast<uint32_t>(cells.module.size()));
+  std::unique_ptr<Module> m = doc.model("long.ipynb", cells.module, 1);
+  std::vector<double> join, model, analyse, total;
+  size_t findings = 0;
+  for (int e = 0; e < edits; ++e) {
+    texts[target] = e % 2 ? fixed : leaky;
+    auto t0 = std::chrono::steady_clock::now();
+    Notebook next = notebookFromCells(texts);
+    const std::string &before = cells.module, &after = next.module;
+    size_t p = 0, s = 0;
+    while (p < before.size() && p < after.size() && before[p] == after[p]) ++p;
+    while (s < before.size() - p && s < after.size() - p && before[before.size() - 1 - s] == after[after.size() - 1 - s]) ++s;
+    doc.edited(static_cast<uint32_t>(p), static_cast<uint32_t>(before.size() - s), static_cast<uint32_t>(after.size() - p - s));
+    cells = std::move(next);
+    join.push_back(msSince(t0));
+    auto t1 = std::chrono::steady_clock::now();
+    m = doc.model("long.ipynb", cells.module, 1);
+    model.push_back(msSince(t1));
+    auto t2 = std::chrono::steady_clock::now();
+    findings = analyzeModule(*m, opts).size();
+    analyse.push_back(msSince(t2));
+    total.push_back(msSince(t0));
+  }
+  std::printf("%zu cells, %zu exprs, %zu stmts, %zu findings\n", texts.size(), m->exprs.size(), m->stmts.size(), findings);
+  std::printf("edit medians over %d: join %.3f ms, model %.3f ms, analyse %.3f ms, total %.3f ms\n", edits, median(join),
+              median(model), median(analyse), median(total));
+  return 0;
+}
