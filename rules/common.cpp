@@ -377,6 +377,12 @@ void noteLoop(Finding& f, const Facts& facts, NodeId loop) {
     f.note(m.expr(call).span, ticked(m.functions[fn].name) + " runs here once per iteration of a " + role);
     return;
   }
+  if (m.stmt(loop).kind == StmtKind::FunctionDef && facts.forwardStepOf(m.stmt(loop).def) != kNone) {
+    const Function& fn = m.functions[m.stmt(loop).def];
+    f.note(fn.nameSpan, "whatever trains `" + std::string(m.classes[static_cast<size_t>(fn.cls)].name) +
+                            "` calls `forward` once per step, and nothing in this file empties what it appends to `self`");
+    return;
+  }
   if (m.stmt(loop).kind == StmtKind::FunctionDef) {  // a framework step (Facts::iterationOf)
     uint32_t fn = m.stmt(loop).def;
     f.note(m.functions[fn].nameSpan, std::string(facts.frameworkName(fn)) + " runs " + ticked(m.functions[fn].name) +

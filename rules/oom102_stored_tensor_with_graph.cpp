@@ -34,6 +34,13 @@ backpropagates is an accumulation for one backward. A call under `if step % 100 
 then, a function that runs a loop of its own (an epoch, a whole training run) is no step, and an
 object made afresh each iteration takes what it keeps with it.
 
+A module's `forward` that no loop of the file runs (the loop that trains it is in another file) is
+a step too: whatever trains the module calls `forward` once per step. There only an append or insert
+into a list on `self` counts (`self.features.append(h)`), and only when no statement of the file
+outside `__init__` rebinds, clears, pops or deletes an attribute of that name on any object
+(`self.features = []` at the top of `forward`, a `pop_features()` method, `model.features.clear()`
+in an extraction helper): the file shows how the list is emptied, and the rule cannot see how often.
+
 ## Why is this bad?
 A stored tensor keeps its `grad_fn`, and through it the graph that produced it. Storing a loss per
 step keeps every step's graph nodes (and, before backward, the saved activations) alive: memory grows

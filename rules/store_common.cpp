@@ -79,10 +79,29 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
   return false;
 }
 
+namespace {
+
+/// A module's `forward` that no loop of this file runs (Facts::forwardStepOf): only what it appends
+/// to an attribute of `self` that nothing in the file ever empties is sure to pile up, step after
+/// step. Replaced attributes (`self.last = h`) and stores through other objects' methods are not.
+NodeId growthAcrossForwards(const Facts& f, const Store& st) {
+  const Module& m = f.module();
+  uint32_t fn = m.stmt(st.stmt).function;
+  NodeId def = f.forwardStepOf(fn);
+  if (def == kNone || st.attribute || st.replaces || st.viaMethod || st.reportAt == kNone) return kNone;
+  const Expr& c = m.expr(st.container);
+  if (c.kind != ExprKind::Attribute || !isSelfName(m, c.lhs) || f.attributeEmptiedInFile(c.text)) return kNone;
+  std::string_view key = f.pathKey(st.container);
+  if (key.empty() || f.keptStateReachesBackward(fn, key)) return kNone;
+  return def;
+}
+
+}  // namespace
+
 NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansIntended) {
   const Module& m = f.module();
   NodeId loop = f.stepIterationOf(st.stmt);  // a loop, or a framework step run once per batch
-  if (loop == kNone) return kNone;
+  if (loop == kNone) return growthAcrossForwards(f, st);
   uint8_t role = f.iterationRole(loop);
   if (role == 0) return kNone;
   if (!st.attribute && !f.outlivesIteration(st.container, loop)) return kNone;

@@ -27,7 +27,9 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out);
 /// container is not later fed to a backward (intentional accumulation). With
 /// `returnedMeansIntended`, a container a data-loop helper returns is taken as a loss being built
 /// for the caller (history-carrying stores); for device tensors returning them is the problem.
-/// Returns the loop, or kNone.
+/// Outside every such loop, growth of `self` in a module's `forward` (Facts::forwardStepOf) that
+/// the file never empties also outlives the steps that call it. Returns the loop (or that
+/// forward's def), or kNone.
 NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansIntended);
 
 }  // namespace oomlint::rules

@@ -125,6 +125,37 @@ bool Facts::keptStateReachesBackward(uint32_t fn, std::string_view path) const {
   return false;
 }
 
+NodeId Facts::forwardStepOf(uint32_t fn) const {
+  if (fn == 0 || fn >= m_.functions.size()) return kNone;
+  const Function& f = m_.functions[fn];
+  if (f.name != "forward" || f.isLambda || f.defStmt == kNone || !isModuleClass(f.cls)) return kNone;
+  if (frameworkStep(fn) || stepCallOf(fn) != kNone) return kNone;  // this file's own loop runs it
+  return f.defStmt;
+}
+
+bool Facts::attributeEmptiedInFile(std::string_view attr) const {
+  if (!emptiedAttributes_) {
+    emptiedAttributes_ = std::make_unique<std::unordered_set<std::string_view>>();
+    auto& emptied = *emptiedAttributes_;
+    // The attribute an emptying target names: `x.attr` itself or any item or slice of it.
+    auto attributeUnder = [&](NodeId t) {
+      while (t != kNone && m_.expr(t).kind == ExprKind::Subscript) t = m_.expr(t).lhs;
+      if (t != kNone && m_.expr(t).kind == ExprKind::Attribute) emptied.insert(m_.expr(t).text);
+    };
+    for (NodeId s = 0; s < m_.stmts.size(); ++s) {
+      const Stmt& st = m_.stmt(s);
+      if (m_.functions[st.function].name == "__init__") continue;
+      if (st.kind == StmtKind::Assign || st.kind == StmtKind::Delete)
+        for (NodeId t : items(m_, st.targets)) attributeUnder(t);
+      if ((st.kind == StmtKind::Expr || st.kind == StmtKind::Assign) && st.value != kNone) {
+        std::string_view meth = methodName(m_, st.value);  // `feats.clear()`, `last = feats.pop()`
+        if (meth == "clear" || meth == "pop" || meth == "popleft" || meth == "remove") attributeUnder(receiverOf(m_, st.value));
+      }
+    }
+  }
+  return emptiedAttributes_->count(attr) != 0;
+}
+
 bool Facts::isReturned(uint32_t fn, std::string_view path) const {
   for (NodeId s : fnStmts_[fn]) {
     const Stmt& st = m_.stmt(s);

@@ -354,6 +354,15 @@ class Facts {
   /// or when `fn` runs a loop of some role itself (an epoch or a whole run is not a step). What
   /// `fn` keeps on `self` outlives its step.
   NodeId stepCallOf(uint32_t fn) const { return fn < stepCall_.size() ? stepCall_[fn] : kNone; }
+  /// `forward` of a module class of this file that no loop or framework of the file runs per
+  /// iteration: whatever trains the module (a loop in another file, a Trainer) calls it once per
+  /// step, so what it appends to `self` on every call grows by a step's worth each time. Its def
+  /// statement, or kNone.
+  NodeId forwardStepOf(uint32_t fn) const;
+  /// A statement of the file outside every `__init__` rebinds, clears or deletes an attribute
+  /// named `attr` of some object (`self.feats = []`, `model.feats.clear()`, `del m.feats[:]`):
+  /// the file empties what a forward appends there (between steps, or as it reads it).
+  bool attributeEmptiedInFile(std::string_view attr) const;
   /// The iteration a statement belongs to: its innermost loop, or, outside every loop of a
   /// framework step or of a function a loop calls per iteration (stepCallOf), the function's def
   /// statement (the framework's loop, or the caller's, runs it once per batch).
@@ -495,6 +504,7 @@ class Facts {
   };
   const NameIndex& nameIndex(uint32_t fn) const;
   mutable std::unordered_map<uint32_t, NameIndex> nameIndex_;  // per function, once asked
+  mutable std::unique_ptr<std::unordered_set<std::string_view>> emptiedAttributes_;  // once asked
   mutable int64_t distributedEvidence_ = -1;  // distributedWithoutDevice, once asked (-1: not yet)
   mutable std::vector<uint8_t> fusedAttention_;  // per function: 0 unknown, 1 no, 2 yes
   mutable std::unordered_map<uint32_t, std::unordered_set<std::string_view>> backwardPaths_;  // flowsToBackward, per function
