@@ -25,7 +25,8 @@ History is known from evidence: the output of a module's forward or a loss, what
 file or of another module of the project returns (per element of a returned tuple), and any tensor
 a backward runs on (`loss.backward()`, `accelerator.backward(loss)`, `torch.autograd.grad(loss, ...)`), with the other
 outputs of the same call, tuple or dict. `meter.update(loss)` is an accumulation when the meter's
-class sums its argument into the instance (`self.sum += val * n`), whatever it is called, whether
+class sums its argument into the instance (`self.sum += val * n`, also through a differentiable
+torch function or a Horovod collective: `self.sum += hvd.allreduce(val)`), whatever it is called, whether
 the class is in this file or another module of the project (inherited methods included); for a
 class outside the project, when the receiver is named for a meter. A step a training framework
 runs once per batch (Lightning's `training_step`, a Hugging Face Trainer's `compute_loss`) is an

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "facts/builder.h"
+#include "facts/torch_api.h"
 
 namespace oomlint {
 
@@ -29,8 +30,11 @@ int paramRoot(const Module& m, const Function& fn, NodeId e, int depth = 0) {
       return l >= 0 ? l : paramRoot(m, fn, x.rhs, depth + 1);
     }
     case ExprKind::Call: {
+      // `torch.mean(val)`, `hvd.allreduce(val)`: the tensor argument, history and all.
+      if (const std::string& canon = m.canonical(e); !canon.empty())
+        return torch_api::passesHistory(canon) ? paramRoot(m, fn, positionalArg(m, e, 0), depth + 1) : -1;
       std::string_view meth = methodName(m, e);
-      if (receiverOf(m, e) == kNone || !m.canonical(e).empty()) return -1;
+      if (receiverOf(m, e) == kNone) return -1;
       if (meth == "item" || meth == "detach" || meth == "tolist" || meth == "numpy" || meth == "cpu" || meth == "size") return -1;
       return paramRoot(m, fn, receiverOf(m, e), depth + 1);
     }

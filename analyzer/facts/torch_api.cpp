@@ -35,10 +35,11 @@ bool isSetGradEnabled(const std::string& c) {
 }
 
 bool isNonDifferentiableMethod(std::string_view m) {
-  static constexpr std::array<std::string_view, 28> k = {
+  static constexpr std::array<std::string_view, 36> k = {
       "item", "tolist", "numpy", "detach", "detach_", "argmax", "argmin", "argsort", "eq", "ne",
       "lt", "gt", "le", "ge", "isnan", "isinf", "isfinite", "nonzero", "bool", "long", "int",
-      "size", "dim", "numel", "bincount", "element_size", "generate", "data_ptr"};
+      "size", "dim", "numel", "bincount", "element_size", "generate", "data_ptr", "is_tensor",
+      "is_floating_point", "is_nonzero", "equal", "allclose", "isclose", "count_nonzero", "searchsorted"};
   return in(m, k);
 }
 bool leavesDevice(std::string_view m) {
@@ -55,6 +56,16 @@ bool isStrippingBuiltin(std::string_view f) {
       "float", "int", "bool", "len", "str", "repr", "round", "print", "isinstance", "format", "abs", "hash"};
   return in(f, k);
 }
+bool passesHistory(const std::string& canonical) {
+  static constexpr std::array<std::string_view, 6> kHorovod = {
+      "horovod.torch.allreduce", "horovod.torch.allgather", "horovod.torch.broadcast",
+      "horovod.torch.alltoall", "horovod.torch.reducescatter", "horovod.torch.grouped_allreduce"};
+  if (std::find(kHorovod.begin(), kHorovod.end(), canonical) != kHorovod.end()) return true;
+  if (!startsWith(canonical, "torch.") || startsWith(canonical, "torch.cuda.") || canonical == "torch.autograd.grad") return false;
+  std::string_view last = names::lastComponent(canonical);
+  return !isTensorFactory(last) && !isNonDifferentiableMethod(last) && !isUpperInitial(last);
+}
+
 bool isTensorFactory(std::string_view last) {
   static constexpr std::array<std::string_view, 22> k = {
       "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",

@@ -28,6 +28,11 @@ bool isNonTensorAttribute(std::string_view attr);
 bool isStrippingBuiltin(std::string_view callee);
 /// `torch.zeros`, `torch.randn_like` ... (last component of the canonical name).
 bool isTensorFactory(std::string_view last);
+/// A call of `canonical` returns a tensor made from its tensor arguments, carrying their autograd
+/// history when autograd is on: a differentiable `torch.` function (`torch.mean`, `F.relu`; not a
+/// factory, a class, `torch.cuda.*` or a non-differentiable op such as `torch.argmax`), or one of
+/// Horovod's collectives, which are autograd functions (`hvd.allreduce(loss)`).
+bool passesHistory(const std::string& canonical);
 /// `torch.nn.functional.cross_entropy`, `*_loss` (last component).
 bool isLossFunctionName(std::string_view last);
 

@@ -539,6 +539,12 @@ class ValueWalker {
       out.origin = argOrigin;
       return out;
     }
+    if (passesHistory(canon)) {  // a library's autograd function (`hvd.allreduce(loss)`)
+      out.history = mode == GradMode::Disabled ? Tri::No : argHist;
+      out.device = argDev;
+      out.origin = argOrigin;
+      return out;
+    }
     return out;  // a function we know nothing about
   }
 
