@@ -168,7 +168,7 @@ bool Facts::isGpuDeviceExpr(NodeId e) const {
   if (key.empty()) return false;
   if (gpuNames_.count(key)) return true;
   if (cpuNames_.count(key)) return false;
-  return fileMentionsCuda_ && looksLike(key, kNamedDevice);
+  return programMentionsCuda() && looksLike(key, kNamedDevice);
 }
 
 bool Facts::versionGated(NodeId stmt) const { return stmt < versionGated_.size() && versionGated_[stmt]; }

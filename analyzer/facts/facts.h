@@ -384,6 +384,12 @@ class Facts {
   bool bindsDevice() const;
   /// This file makes a GradScaler.
   bool usesGradScaler() const;
+  /// The file is written for a GPU: a "cuda" string, a torch.cuda or torch.accelerator call, a
+  /// `.cuda()`, an identifier that names CUDA. What it tells the rest of its program.
+  bool mentionsCuda() const { return fileMentionsCuda_; }
+  /// It or another file of its program is (`device = torch.device("cuda")` in main.py makes the
+  /// `device` parameter of engine.py's `evaluate(model, loader, device)` a GPU).
+  bool programMentionsCuda() const { return fileMentionsCuda_ || (project_ && project_->program().mentionsCuda); }
   /// Another file of the program binds each process to its GPU (`set_device` in main.py).
   bool programBindsDevice() const { return project_ && project_->program().bindsDevice; }
   /// Another file of the program makes or uses a GradScaler (an AMP optimizer wrapper owning one).

@@ -41,6 +41,7 @@ struct CallerContext {
 struct ProgramFacts {
   bool bindsDevice = false;      // some file calls set_device / set_device_index / passes device_id
   bool usesGradScaler = false;   // some file makes or uses a GradScaler (or an AMP optimizer owning one)
+  bool mentionsCuda = false;     // some file is written for a GPU (Facts::mentionsCuda)
 };
 
 class ProjectView {

@@ -266,6 +266,9 @@ class ValueWalker {
           out.history = Tri::Yes;  // `outputs.loss`, `out.logits`
           out.device = base.device;
           out.origin = base.origin;
+        } else if (base.device == Tri::Yes && base.history == Tri::No && f_.kindOf(x.lhs) != Kind::Module) {
+          out.history = Tri::No;  // `out.logits` of a forward under no_grad: still on the GPU
+          out.device = Tri::Yes;
         }
         break;
       }

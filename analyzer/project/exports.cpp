@@ -62,7 +62,8 @@ uint64_t FileExports::hash() const {
                                   static_cast<uint64_t>(c.evalPositional) << 16);
     for (const std::string& k : c.evalKeywords) h = mix(h, k);
   }
-  return mix(h, static_cast<uint64_t>(bindsDevice) | static_cast<uint64_t>(usesGradScaler) << 1);
+  return mix(h, static_cast<uint64_t>(bindsDevice) | static_cast<uint64_t>(usesGradScaler) << 1 |
+                    static_cast<uint64_t>(mentionsCuda) << 2);
 }
 
 FileExports exportsOf(const Module& m, const Facts* facts, const std::function<bool(std::string_view)>& mayBeProject) {
@@ -156,6 +157,7 @@ FileExports exportsOf(const Module& m, const Facts* facts, const std::function<b
   std::sort(out.calls.begin(), out.calls.end(), [](const ExportedCall& a, const ExportedCall& b) { return a.callee < b.callee; });
   out.bindsDevice = facts->bindsDevice();
   out.usesGradScaler = facts->usesGradScaler();
+  out.mentionsCuda = facts->mentionsCuda();
   return out;
 }
 

@@ -45,7 +45,7 @@ struct FileExports {
   std::vector<ExportedFunction> functions;  // only those whose summary says more than nothing
   std::vector<ExportedClass> classes;
   std::vector<ExportedCall> calls;
-  bool bindsDevice = false, usesGradScaler = false;
+  bool bindsDevice = false, usesGradScaler = false, mentionsCuda = false;
   /// A fingerprint of everything above: a file whose exports did not change needs no importer re-read.
   uint64_t hash() const;
 };

@@ -212,6 +212,7 @@ void Project::link() {
     ProgramFacts p;
     p.bindsDevice = exports_[i].bindsDevice;
     p.usesGradScaler = exports_[i].usesGradScaler;
+    p.mentionsCuda = exports_[i].mentionsCuda;
     return p;
   };
   auto propagate = [&](const std::vector<std::vector<size_t>>& graph, std::vector<ProgramFacts> out) {
@@ -221,9 +222,10 @@ void Project::link() {
         for (size_t j : graph[i]) {
           ProgramFacts& a = out[i];
           const ProgramFacts& b = out[j];
-          if ((b.bindsDevice && !a.bindsDevice) || (b.usesGradScaler && !a.usesGradScaler)) {
+          if ((b.bindsDevice && !a.bindsDevice) || (b.usesGradScaler && !a.usesGradScaler) || (b.mentionsCuda && !a.mentionsCuda)) {
             a.bindsDevice |= b.bindsDevice;
             a.usesGradScaler |= b.usesGradScaler;
+            a.mentionsCuda |= b.mentionsCuda;
             changed = true;
           }
         }
@@ -275,7 +277,8 @@ FileView::Answer FileView::callersAnswer(std::string_view qualified) const {
 
 uint64_t FileView::programAnswer() const {
   const ProgramFacts& pf = p_.programs_[file_];
-  uint64_t bits = static_cast<uint64_t>(pf.bindsDevice) | static_cast<uint64_t>(pf.usesGradScaler) << 1;
+  uint64_t bits = static_cast<uint64_t>(pf.bindsDevice) | static_cast<uint64_t>(pf.usesGradScaler) << 1 |
+                  static_cast<uint64_t>(pf.mentionsCuda) << 2;
   return bits ? mix(4, bits) | 1 : 0;
 }
 

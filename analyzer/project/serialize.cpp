@@ -106,7 +106,7 @@ std::string encode(const CachedModule& c) {
     joinTo(out, k.evalKeywords);
     put(out, "\n");
   }
-  put(out, "P\t", static_cast<int>(e.bindsDevice) | static_cast<int>(e.usesGradScaler) << 1, "\n");
+  put(out, "P\t", static_cast<int>(e.bindsDevice) | static_cast<int>(e.usesGradScaler) << 1 | static_cast<int>(e.mentionsCuda) << 2, "\n");
   for (const std::string& q : c.questions.functions) put(out, "Qf\t", q, "\n");
   for (const std::string& q : c.questions.classes) put(out, "Qc\t", q, "\n");
   for (const std::string& q : c.questions.callers) put(out, "Qk\t", q, "\n");
@@ -175,6 +175,7 @@ bool decode(std::string_view text, CachedModule& out) {
       if (!number(f[1], bits)) return false;
       e.bindsDevice = bits & 1;
       e.usesGradScaler = bits & 2;
+      e.mentionsCuda = bits & 4;
     } else if (tag == "Qf" && f.size() == 2) {
       out.questions.functions.emplace_back(f[1]);
     } else if (tag == "Qc" && f.size() == 2) {
