@@ -16,6 +16,13 @@ that state anywhere in the loop. The state must really be carried: read at the s
 iteration before anything overwrites it (`fake = G(torch.randn(...))` rebuilt every iteration
 carries nothing), and not rebound to a value without history (`h = repackage(h)`).
 
+A module that keeps such state on `self` between calls of its `forward` (a stateful LSTM:
+`out, self.hidden = self.lstm(x, self.hidden)`, a running memory `self.memory = 0.9 * self.memory +
+0.1 * h`) is flagged in its `forward`: whatever trains the module calls `forward` once per step.
+Only when no statement of the file outside `__init__` rebinds, resets, detaches or deletes an
+attribute of that name (a `reset_state()` method, `self.hidden = tuple(h.detach() for h in hidden)`,
+`self.state.detach_()`); a first state made under `if self.hidden is None:` does not count.
+
 ## Why is this bad?
 The new state's graph links back to the previous iteration's graph, which links to the one before:
 the graph (and every saved activation in it) spans the whole history. Memory grows every step,
@@ -64,6 +71,7 @@ class Oom107 final : public Rule {
     const Facts& f = ctx.facts();
     const Stmt& st = m.stmt(s);
     if (st.kind != StmtKind::Assign || st.value == kNone || st.targets.count != 1) return;
+    if (reportCarriedAcrossForwards(ctx, s)) return;
     NodeId loop = f.enclosingLoop(s);
     if (loop == kNone || !(f.loopRole(loop) & loop_role::kTraining)) return;
     if (f.gradMode(s) != GradMode::Enabled || f.value(st.value).history != Tri::Yes) return;
@@ -105,6 +113,34 @@ class Oom107 final : public Rule {
   }
 
  private:
+  /// A module's `forward` that keeps recurrent state on `self` from one call to the next (a
+  /// stateful LSTM, Facts::carriedAcrossForwards): whatever trains the module calls `forward` once
+  /// per step, so the state links each step's graph to the one before.
+  static bool reportCarriedAcrossForwards(Context& ctx, NodeId s) {
+    const Module& m = ctx.module();
+    const Facts& f = ctx.facts();
+    const Stmt& st = m.stmt(s);
+    if (f.gradMode(s) != GradMode::Enabled || f.value(st.value).history != Tri::Yes) return false;
+    std::vector<NodeId> targets{st.target};
+    if (m.expr(st.target).kind == ExprKind::Container)
+      for (const Arg& a : argsOf(m, m.expr(st.target))) targets.push_back(a.value);
+    for (NodeId t : targets) {
+      if (!f.carriedAcrossForwards(s, t)) continue;
+      const Function& fn = m.functions[st.function];
+      std::string path(f.pathKey(t));
+      Finding& fd = ctx.report(kInfo, st.span,
+                               ticked(path) + " is computed from this call's graph and kept for the next call of `forward` "
+                               "without `.detach()`: the graph grows across all steps");
+      noteHistory(fd, f, st.value);
+      fd.note(fn.nameSpan, "whatever trains `" + std::string(m.classes[static_cast<size_t>(fn.cls)].name) +
+                               "` calls `forward` once per step, and nothing in this file detaches or resets `" + path + "`");
+      fd.withFix(Applicability::DisplayOnly, "Keep a detached copy for the next call: `" + path + " = " + path +
+                                                 ".detach()` (for an LSTM's `(h, c)`, a tuple of detached tensors)");
+      return true;
+    }
+    return false;
+  }
+
   /// Where the state is read back into the graph: its own update, or an argument of a forward in
   /// the loop. kNone when it is not.
   static NodeId fedBack(const Facts& f, NodeId s, NodeId loop, std::string_view name) {

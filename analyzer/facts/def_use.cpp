@@ -156,6 +156,45 @@ bool Facts::attributeEmptiedInFile(std::string_view attr) const {
   return emptiedAttributes_->count(attr) != 0;
 }
 
+bool Facts::carriedAcrossForwards(NodeId stmt, NodeId target) const {
+  const Stmt& st = m_.stmt(stmt);
+  const Function& fun = m_.functions[st.function];
+  if (st.kind != StmtKind::Assign || fun.name != "forward" || !isModuleClass(fun.cls)) return false;
+  const Expr& t = m_.expr(target);
+  if (t.kind != ExprKind::Attribute || !isSelfName(m_, t.lhs)) return false;
+  std::string_view key = pathKey(target);
+  if (key.empty() || !mentionsPath(st.value, key)) return false;
+  // `if self.hidden is None: self.hidden = self.init_hidden(x)`: a first state, made without history.
+  auto initialises = [&](NodeId o) {
+    if (m_.stmt(o).function != st.function || value(m_.stmt(o).value).history != Tri::No) return false;
+    for (NodeId p = m_.stmt(o).parent; p != kNone; p = m_.stmt(p).parent)
+      if (m_.stmt(p).kind == StmtKind::If && mentionsPath(m_.stmt(p).value, key)) return true;
+    return false;
+  };
+  // The attribute an assignment, `del` or emptying call of statement `o` names (through items).
+  auto names = [&](NodeId e) {
+    while (e != kNone && m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
+    return e != kNone && m_.expr(e).kind == ExprKind::Attribute && m_.expr(e).text == t.text;
+  };
+  for (NodeId o = 0; o < m_.stmts.size(); ++o) {
+    const Stmt& os = m_.stmt(o);
+    if (o == stmt || m_.functions[os.function].name == "__init__") continue;
+    bool rebinds = false;
+    if (os.kind == StmtKind::Assign || os.kind == StmtKind::Delete)
+      for (NodeId x : items(m_, os.targets)) {
+        if (names(x)) rebinds = true;
+        if (m_.expr(x).kind == ExprKind::Container)
+          for (const Arg& a : argsOf(m_, m_.expr(x))) rebinds = rebinds || names(a.value);
+      }
+    if (rebinds && !(os.kind == StmtKind::Assign && initialises(o))) return false;
+    if ((os.kind == StmtKind::Expr || os.kind == StmtKind::Assign) && os.value != kNone) {
+      std::string_view meth = methodName(m_, os.value);
+      if ((meth == "detach_" || meth == "clear" || meth == "zero_") && names(receiverOf(m_, os.value))) return false;
+    }
+  }
+  return true;
+}
+
 bool Facts::isReturned(uint32_t fn, std::string_view path) const {
   for (NodeId s : fnStmts_[fn]) {
     const Stmt& st = m_.stmt(s);

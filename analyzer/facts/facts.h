@@ -363,6 +363,11 @@ class Facts {
   /// named `attr` of some object (`self.feats = []`, `model.feats.clear()`, `del m.feats[:]`):
   /// the file empties what a forward appends there (between steps, or as it reads it).
   bool attributeEmptiedInFile(std::string_view attr) const;
+  /// Assignment `stmt` in a module's `forward` rebinds `target`, an attribute of `self`, from a
+  /// value that reads it (`out, self.hidden = self.lstm(x, self.hidden)`): state carried from one
+  /// call to the next, which no other statement of the file outside `__init__` rebinds, clears or
+  /// detaches (an initialisation under a test of it, `if self.hidden is None:`, aside).
+  bool carriedAcrossForwards(NodeId stmt, NodeId target) const;
   /// The iteration a statement belongs to: its innermost loop, or, outside every loop of a
   /// framework step or of a function a loop calls per iteration (stepCallOf), the function's def
   /// statement (the framework's loop, or the caller's, runs it once per batch).
