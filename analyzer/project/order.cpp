@@ -239,6 +239,7 @@ std::vector<std::string> programsHolding(const std::string& root, const std::vec
   std::unordered_set<std::string> seen(start.begin(), start.end());
   for (const std::string& c : candidates)
     if (seen.insert(c).second) all.push_back(c);
+  if (all.size() == start.size()) return all;  // nothing beside them: no file to read for imports
   Project names(root, all);  // module names only: nothing is read to build it
   size_t n = all.size();
   std::vector<std::vector<size_t>> imports(n), importers(n);
