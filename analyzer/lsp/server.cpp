@@ -1,7 +1,5 @@
 #include "lsp/server.h"
 
-#include <malloc.h>
-
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -668,12 +666,6 @@ std::string uriToPath(const std::string& uri) {
 }
 
 int runServer(int in, int out) {
-  // `check` maps each large file's model afresh and unmaps it when the file is done (main.cpp:
-  // peak RSS follows the largest file). A server rebuilds the same document's model on every
-  // edit: memory unmapped and mapped again costs each edit its page faults (a 200-cell
-  // notebook's edit took 14 ms instead of 9). Its arrays come from the heap and stay there.
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   Server s(in, out);
   return s.run();
 }
