@@ -21,9 +21,9 @@ Flags outputs, predictions or targets collected across a data loop while they st
 even when they carry no autograd history (detached, or computed under `torch.no_grad()`):
 `preds.append(out)`, `all_logits = torch.cat([all_logits, logits])`.
 What lives on the GPU: what `.cuda()` or `.to(device)` moved there, and what a module on the GPU
-returns (its attributes too: `out.logits` of a forward under `no_grad`). A device named by a variable
-(`device`, `self.device`) is the GPU when the program is written for one: this file, a file it
-imports or a file that imports it names CUDA, as engine.py's `evaluate(model, loader, device)` is
+returns (its attributes too: `out.logits` of a forward under `no_grad`). A device variable (`device`,
+`self.device`; not a tensor's own `x.device`) is the GPU when the program is written for one: this
+file, a file it imports or a file that imports it names CUDA, as engine.py's `evaluate(model, loader, device)` is
 when main.py builds `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`.
 
 ## Why is this bad?

@@ -13,10 +13,11 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags a tensor factory called without `device=` whose result is immediately moved to the GPU:
 `torch.zeros(n).cuda()`, `torch.randn(b, d).to(device)`, `torch.arange(n).to("cuda")`.
-A device named by a variable (`device`, `self.device`, `x.device`) is the GPU when the program is
-written for one: this file, a file it imports or a file that imports it names CUDA (a `"cuda"`
-string, a `torch.cuda` call, a `.cuda()`), so `make_mask(n, device)` in a helper module counts when
-main.py builds `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`.
+A device named by a variable (`device`, `self.device`, `x.device`) is the GPU when the file is
+written for one (a `"cuda"` string, a `torch.cuda` call, a `.cuda()`). A device variable (`device`,
+`self.device`, not a tensor's `x.device`) is also the GPU when a file it imports or a file that
+imports it names CUDA, so `make_mask(n, device)` in a helper module counts when main.py builds
+`device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`.
 
 ## Why is this bad?
 The tensor is first allocated and filled in host memory, then copied over PCIe into a second,

@@ -81,6 +81,10 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
 
 namespace {
 
+/// An append, a store method or a `torch.cat`: the container holds one more each time, where an
+/// attribute or element it replaces holds one at most.
+bool grows(const Store& st) { return !st.attribute && !st.replaces && (st.reportAt != kNone || st.concat); }
+
 /// A module's `forward` that no loop of this file runs (Facts::forwardStepOf): only what it appends
 /// to an attribute of `self` that nothing in the file ever empties is sure to pile up, step after
 /// step. Replaced attributes (`self.last = h`) and stores through other objects' methods are not.
@@ -88,9 +92,9 @@ NodeId growthAcrossForwards(const Facts& f, const Store& st) {
   const Module& m = f.module();
   uint32_t fn = m.stmt(st.stmt).function;
   NodeId def = f.forwardStepOf(fn);
-  if (def == kNone || st.attribute || st.replaces || st.viaMethod || st.reportAt == kNone) return kNone;
+  if (def == kNone || !grows(st) || st.concat || st.viaMethod) return kNone;
   const Expr& c = m.expr(st.container);
-  if (c.kind != ExprKind::Attribute || !isSelfName(m, c.lhs) || f.attributeEmptiedInFile(c.text)) return kNone;
+  if (c.kind != ExprKind::Attribute || !isSelfName(m, c.lhs) || !f.attributeWriters(c.text).empty()) return kNone;
   std::string_view key = f.pathKey(st.container);
   if (key.empty() || f.keptStateReachesBackward(fn, key)) return kNone;
   return def;
@@ -119,8 +123,7 @@ NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansInte
   if (calledPerIteration(f, loop)) {
     // Run per iteration by a caller of this file: only growth is certain. A replaced attribute or
     // element (`self.fake = G(z)`) is often read by the class's next method, up to its backward.
-    bool grows = !st.attribute && !st.replaces && (st.reportAt != kNone || st.concat);
-    if (!grows || f.keptStateReachesBackward(fn, key)) return kNone;
+    if (!grows(st) || f.keptStateReachesBackward(fn, key)) return kNone;
   }
   bool trainsOrEvaluates = (role & (loop_role::kTraining | loop_role::kEval)) != 0;
   if (returnedMeansIntended && !trainsOrEvaluates && f.isReturned(fn, key)) return kNone;

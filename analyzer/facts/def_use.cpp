@@ -133,27 +133,37 @@ NodeId Facts::forwardStepOf(uint32_t fn) const {
   return f.defStmt;
 }
 
-bool Facts::attributeEmptiedInFile(std::string_view attr) const {
-  if (!emptiedAttributes_) {
-    emptiedAttributes_ = std::make_unique<std::unordered_set<std::string_view>>();
-    auto& emptied = *emptiedAttributes_;
-    // The attribute an emptying target names: `x.attr` itself or any item or slice of it.
-    auto attributeUnder = [&](NodeId t) {
-      while (t != kNone && m_.expr(t).kind == ExprKind::Subscript) t = m_.expr(t).lhs;
-      if (t != kNone && m_.expr(t).kind == ExprKind::Attribute) emptied.insert(m_.expr(t).text);
+const std::vector<NodeId>& Facts::attributeWriters(std::string_view attr) const {
+  static const std::vector<NodeId> kNoStatements;
+  if (!attributeWriters_) {
+    attributeWriters_ = std::make_unique<std::unordered_map<std::string_view, std::vector<NodeId>>>();
+    auto& writers = *attributeWriters_;
+    // The attribute a target or receiver names: `x.attr` itself or any item or slice of it.
+    auto note = [&](NodeId e, NodeId s) {
+      while (e != kNone && m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
+      if (e == kNone || m_.expr(e).kind != ExprKind::Attribute) return;
+      std::vector<NodeId>& list = writers[m_.expr(e).text];
+      if (list.empty() || list.back() != s) list.push_back(s);
     };
     for (NodeId s = 0; s < m_.stmts.size(); ++s) {
       const Stmt& st = m_.stmt(s);
       if (m_.functions[st.function].name == "__init__") continue;
       if (st.kind == StmtKind::Assign || st.kind == StmtKind::Delete)
-        for (NodeId t : items(m_, st.targets)) attributeUnder(t);
+        for (NodeId t : items(m_, st.targets)) {
+          note(t, s);
+          if (m_.expr(t).kind == ExprKind::Container)  // `out, self.hidden = ...`
+            for (const Arg& a : argsOf(m_, m_.expr(t))) note(a.value, s);
+        }
       if ((st.kind == StmtKind::Expr || st.kind == StmtKind::Assign) && st.value != kNone) {
-        std::string_view meth = methodName(m_, st.value);  // `feats.clear()`, `last = feats.pop()`
-        if (meth == "clear" || meth == "pop" || meth == "popleft" || meth == "remove") attributeUnder(receiverOf(m_, st.value));
+        // `feats.clear()`, `last = feats.pop()`, `state.detach_()`
+        std::string_view meth = methodName(m_, st.value);
+        if (meth == "clear" || meth == "pop" || meth == "popleft" || meth == "remove" || meth == "detach_" || meth == "zero_")
+          note(receiverOf(m_, st.value), s);
       }
     }
   }
-  return emptiedAttributes_->count(attr) != 0;
+  auto it = attributeWriters_->find(attr);
+  return it == attributeWriters_->end() ? kNoStatements : it->second;
 }
 
 bool Facts::carriedAcrossForwards(NodeId stmt, NodeId target) const {
@@ -164,33 +174,16 @@ bool Facts::carriedAcrossForwards(NodeId stmt, NodeId target) const {
   if (t.kind != ExprKind::Attribute || !isSelfName(m_, t.lhs)) return false;
   std::string_view key = pathKey(target);
   if (key.empty() || !mentionsPath(st.value, key)) return false;
-  // `if self.hidden is None: self.hidden = self.init_hidden(x)`: a first state, made without history.
-  auto initialises = [&](NodeId o) {
-    if (m_.stmt(o).function != st.function || value(m_.stmt(o).value).history != Tri::No) return false;
-    for (NodeId p = m_.stmt(o).parent; p != kNone; p = m_.stmt(p).parent)
-      if (m_.stmt(p).kind == StmtKind::If && mentionsPath(m_.stmt(p).value, key)) return true;
-    return false;
-  };
-  // The attribute an assignment, `del` or emptying call of statement `o` names (through items).
-  auto names = [&](NodeId e) {
-    while (e != kNone && m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
-    return e != kNone && m_.expr(e).kind == ExprKind::Attribute && m_.expr(e).text == t.text;
-  };
-  for (NodeId o = 0; o < m_.stmts.size(); ++o) {
+  // Every other writer must be a first state made without history under a test of it
+  // (`if self.hidden is None: self.hidden = self.init_hidden(x)`).
+  for (NodeId o : attributeWriters(t.text)) {
+    if (o == stmt) continue;
     const Stmt& os = m_.stmt(o);
-    if (o == stmt || m_.functions[os.function].name == "__init__") continue;
-    bool rebinds = false;
-    if (os.kind == StmtKind::Assign || os.kind == StmtKind::Delete)
-      for (NodeId x : items(m_, os.targets)) {
-        if (names(x)) rebinds = true;
-        if (m_.expr(x).kind == ExprKind::Container)
-          for (const Arg& a : argsOf(m_, m_.expr(x))) rebinds = rebinds || names(a.value);
-      }
-    if (rebinds && !(os.kind == StmtKind::Assign && initialises(o))) return false;
-    if ((os.kind == StmtKind::Expr || os.kind == StmtKind::Assign) && os.value != kNone) {
-      std::string_view meth = methodName(m_, os.value);
-      if ((meth == "detach_" || meth == "clear" || meth == "zero_") && names(receiverOf(m_, os.value))) return false;
-    }
+    if (os.kind != StmtKind::Assign || os.function != st.function || value(os.value).history != Tri::No) return false;
+    bool guarded = false;
+    for (NodeId p = os.parent; p != kNone && !guarded; p = m_.stmt(p).parent)
+      guarded = m_.stmt(p).kind == StmtKind::If && mentionsPath(m_.stmt(p).value, key);
+    if (!guarded) return false;
   }
   return true;
 }

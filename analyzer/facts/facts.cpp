@@ -168,7 +168,11 @@ bool Facts::isGpuDeviceExpr(NodeId e) const {
   if (key.empty()) return false;
   if (gpuNames_.count(key)) return true;
   if (cpuNames_.count(key)) return false;
-  return programMentionsCuda() && looksLike(key, kNamedDevice);
+  if (fileMentionsCuda_) return looksLike(key, kNamedDevice);
+  // Another file's CUDA says what the program's device variables hold (`device`, `self.device`),
+  // not where one tensor lives: `x.device` follows `x`, which may be on the CPU or a TPU.
+  bool variable = x.kind == ExprKind::Name || (x.kind == ExprKind::Attribute && isSelfName(m_, x.lhs));
+  return variable && programMentionsCuda() && looksLike(key, kNamedDevice);
 }
 
 bool Facts::versionGated(NodeId stmt) const { return stmt < versionGated_.size() && versionGated_[stmt]; }

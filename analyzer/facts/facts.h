@@ -359,10 +359,11 @@ class Facts {
   /// step, so what it appends to `self` on every call grows by a step's worth each time. Its def
   /// statement, or kNone.
   NodeId forwardStepOf(uint32_t fn) const;
-  /// A statement of the file outside every `__init__` rebinds, clears or deletes an attribute
-  /// named `attr` of some object (`self.feats = []`, `model.feats.clear()`, `del m.feats[:]`):
-  /// the file empties what a forward appends there (between steps, or as it reads it).
-  bool attributeEmptiedInFile(std::string_view attr) const;
+  /// The statements of the file outside every `__init__` that rebind, empty, detach in place or
+  /// delete an attribute named `attr` of some object (`self.feats = []`, `model.feats.clear()`,
+  /// `self.state.detach_()`, `del m.feats[:]`), in source order. None: what a forward appends
+  /// there or carries in it is never let go by this file.
+  const std::vector<NodeId>& attributeWriters(std::string_view attr) const;
   /// Assignment `stmt` in a module's `forward` rebinds `target`, an attribute of `self`, from a
   /// value that reads it (`out, self.hidden = self.lstm(x, self.hidden)`): state carried from one
   /// call to the next, which no other statement of the file outside `__init__` rebinds, clears or
@@ -393,7 +394,8 @@ class Facts {
   /// `.cuda()`, an identifier that names CUDA. What it tells the rest of its program.
   bool mentionsCuda() const { return fileMentionsCuda_; }
   /// It or another file of its program is (`device = torch.device("cuda")` in main.py makes the
-  /// `device` parameter of engine.py's `evaluate(model, loader, device)` a GPU).
+  /// `device` parameter of engine.py's `evaluate(model, loader, device)` a GPU; a tensor's own
+  /// `x.device` it does not: isGpuDeviceExpr).
   bool programMentionsCuda() const { return fileMentionsCuda_ || (project_ && project_->program().mentionsCuda); }
   /// Another file of the program binds each process to its GPU (`set_device` in main.py).
   bool programBindsDevice() const { return project_ && project_->program().bindsDevice; }
@@ -515,7 +517,7 @@ class Facts {
   };
   const NameIndex& nameIndex(uint32_t fn) const;
   mutable std::unordered_map<uint32_t, NameIndex> nameIndex_;  // per function, once asked
-  mutable std::unique_ptr<std::unordered_set<std::string_view>> emptiedAttributes_;  // once asked
+  mutable std::unique_ptr<std::unordered_map<std::string_view, std::vector<NodeId>>> attributeWriters_;  // once asked
   mutable int64_t distributedEvidence_ = -1;  // distributedWithoutDevice, once asked (-1: not yet)
   mutable std::vector<uint8_t> fusedAttention_;  // per function: 0 unknown, 1 no, 2 yes
   mutable std::unordered_map<uint32_t, std::unordered_set<std::string_view>> backwardPaths_;  // flowsToBackward, per function

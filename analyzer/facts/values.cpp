@@ -537,12 +537,8 @@ class ValueWalker {
         return out;
       }
       if (isUpperInitial(last)) return out;  // classes
-      out.history = mode == GradMode::Disabled ? Tri::No : argHist;
-      out.device = argDev;
-      out.origin = argOrigin;
-      return out;
     }
-    if (passesHistory(canon)) {  // a library's autograd function (`hvd.allreduce(loss)`)
+    if (passesHistory(canon)) {  // a differentiable torch function, a library's (`hvd.allreduce(loss)`)
       out.history = mode == GradMode::Disabled ? Tri::No : argHist;
       out.device = argDev;
       out.origin = argOrigin;
