@@ -229,7 +229,9 @@ std::string verifyOnCpu(const std::string& folder, const std::string& source) {
     std::ofstream f(dir + "/probe_me.py");
     f << source;
   }
-  std::string cmd = std::string(OOMLINT_BINARY) + " check --isolated --no-cache --verify --verify-device cpu --probe " +
+  // Its own temporary folder: Verify tests run side by side, and each checks what it leaves behind.
+  std::filesystem::create_directories(dir + "/tmp");
+  std::string cmd = "TMPDIR=" + dir + "/tmp " + std::string(OOMLINT_BINARY) + " check --isolated --no-cache --verify --verify-device cpu --probe " +
                     OOMLINT_PROBE_BINARY + " --output-format json " + dir + "/probe_me.py 2>/dev/null";
   FILE* p = ::popen(cmd.c_str(), "r");
   std::string out;
@@ -268,8 +270,8 @@ TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateS
     ++checked;
   }
   EXPECT_EQ(2, checked) << out;
-  // No temporary workload file is left behind.
-  for (const auto& entry : std::filesystem::directory_iterator("/tmp"))
+  // No temporary workload file is left behind (in the run's own $TMPDIR, see verifyOnCpu).
+  for (const auto& entry : std::filesystem::directory_iterator(::testing::TempDir() + "/oomlint_verify_stated/tmp"))
     EXPECT_EQ(std::string::npos, entry.path().filename().string().find("oomlint-workload-")) << entry.path();
 }
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <vector>
 
 namespace oomlint {
 namespace {
@@ -139,13 +140,17 @@ std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions
     nlohmann::json stated = opts.workloadFile.empty() ? statedWorkload(r, basis) : nlohmann::json(nullptr);
     if (!stated.is_null()) {
       // Shape-faithful: the probes that run an MLP run this file's own network on its input.
-      char path[] = "/tmp/oomlint-workload-XXXXXX";
-      int fd = ::mkstemp(path);
+      // In $TMPDIR as other tools' temporary files are (a test gives each run its own).
+      const char* tmp = std::getenv("TMPDIR");
+      std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/oomlint-workload-XXXXXX";
+      std::vector<char> path(pattern.begin(), pattern.end());
+      path.push_back('\0');
+      int fd = ::mkstemp(path.data());
       if (fd >= 0) {
         std::string text = stated.dump();
         bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
         ::close(fd);
-        statedFile = path;
+        statedFile = path.data();
         if (!written) stated = nullptr;
       } else {
         stated = nullptr;
