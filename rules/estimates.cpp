@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "facts/sizes.h"
+#include "facts/torch_api.h"
 #include "util/bytes.h"
 
 namespace oomlint::rules {
@@ -161,6 +162,221 @@ EstimatedCost gradientBuffersOf(const Facts& f, NodeId zeroGradCall) {
               "P·bytes = " + humanBytes(p->bytes) + " of gradient buffers, kept through a forward that peaks at " +
                   humanBytes(forwardPeak) + " of activations",
               p->basis);
+}
+
+EstimatedCost summedGraphsOf(const Facts& f, NodeId summand, NodeId loop) {
+  auto g = graphBehind(f, summand);
+  auto k = f.sizes().tripCount(loop);
+  if (!g || !k || *k < 2) return {};
+  double graph = g->fwd.saved + g->loss;
+  double graphs = static_cast<double>(*k - 1) * graph;
+  // Below 2·P the backward's transients (gradient buffers, each gradient's temporaries) set the
+  // peak, not the graphs. Measured on the H200: 37.5 MB for 7.1 MB of graphs at 32 rows (P 134 MB).
+  if (graphs < 2 * g->fwd.parameters) return {};
+  // The fix's backwards of micro-batches 2..k run with the gradient buffers (P) already
+  // allocated; the summed loss's one backward starts without them.
+  return make(graphs - g->fwd.parameters, "peak",
+              "(k−1)·(" + graphFormula(*g) + ") with k = " + std::to_string(*k) +
+                  " micro-batches, less P = " + humanBytes(g->fwd.parameters) +
+                  " of gradient buffers a backward per micro-batch holds from the second one on",
+              g->fwd.basis);
+}
+
+EstimatedCost carriedStepOf(const Facts& f, NodeId stmt, NodeId loop, std::string_view name) {
+  const Module& m = f.module();
+  const Stmt& st = m.stmt(stmt);
+  // The state as this iteration reads it: its one binding before the loop says its shape.
+  NodeId read = kNone;
+  f.forSubtree(st.value, [&](NodeId x) {
+    if (read == kNone && m.expr(x).kind == ExprKind::Name && m.expr(x).text == name) read = x;
+  });
+  if (read == kNone) return {};
+  std::vector<NodeId> defs;
+  f.definitionsOf(read, defs);
+  NodeId initial = kNone;
+  for (NodeId d : defs) {
+    if (f.within(d, loop)) continue;
+    if (initial != kNone) return {};
+    initial = d;
+  }
+  if (initial == kNone) return {};
+  const Stmt& init = m.stmt(initial);
+  if (init.kind != StmtKind::Assign || init.targets.count != 1 || m.expr(init.target).kind != ExprKind::Name) return {};
+  auto state = f.sizes().shapeOf(init.value);
+  if (!state) return {};
+  auto step = f.sizes().expressionCost(st.value, ShapeBindings{{name, *state}});
+  // The update must give the state back in its own shape, or the next iteration is not this one.
+  if (!step || step->shape.dims != state->dims || step->shape.elementBytes != state->elementBytes || step->saved <= 0) return {};
+  return make(step->saved, "growth",
+              "what one iteration's update of `" + std::string(name) + "` saves for backward, " + humanBytes(step->saved) +
+                  ", linked to every later iteration's graph",
+              step->basis);
+}
+
+EstimatedCost createGraphOf(const Facts& f, NodeId backwardCall) {
+  const Module& m = f.module();
+  auto g = graphBehind(f, f.backwardSubject(backwardCall));
+  if (!g) return {};
+  double bytes = 2 * (g->fwd.saved + g->loss);
+  std::string formula = "2·(" + graphFormula(*g) + "): the forward's graph and the gradient graph built over it";
+  NodeId loop = f.enclosingLoop(m.expr(backwardCall).stmt);
+  if (loop == kNone) return make(bytes, "retained", formula + ", kept through `.grad`", g->fwd.basis);
+  // Gradients zeroed in place keep the chain: each iteration's graphs stay linked to `.grad`.
+  Tri inPlace = Tri::Unknown;
+  bool zeroes = false;
+  for (const StepEvent& ev : f.eventsWithin(loop)) {
+    if (ev.kind != event::kZeroGrad || !f.within(ev.stmt, loop)) continue;
+    if (!f.isZeroGradCall(ev.call)) return {};  // a helper zeroes them: how, it does not say here
+    zeroes = true;
+    NodeId flag = keywordArg(m, ev.call, "set_to_none");
+    if (flag == kNone) flag = positionalArg(m, ev.call, 0);
+    if (isFalseLiteral(m, flag)) inPlace = Tri::Yes;
+    else if (flag != kNone && !isTrueLiteral(m, flag)) return {};
+    else if (inPlace != Tri::Yes) inPlace = Tri::No;  // PyTorch 2's default: set to None
+  }
+  if (!zeroes && f.clearsGradients()) return {};  // cleared some other way (`p.grad = None`)
+  if (!zeroes || inPlace == Tri::Yes)
+    return make(bytes, "growth", formula + ", chained to the gradients that are never set to None", g->fwd.basis);
+  return make(bytes, "retained", formula + ", kept through `.grad` until the next `zero_grad()`", g->fwd.basis);
+}
+
+namespace {
+
+/// `t.view(-1, V)`, `t.reshape(...)`, `t.float()` peeled to the tensor `t` they start from.
+NodeId peeled(const Module& m, NodeId e, bool* converted) {
+  for (int hop = 0; hop < 4 && m.expr(e).kind == ExprKind::Call && m.canonical(e).empty(); ++hop) {
+    std::string_view meth = methodName(m, e);
+    bool toFloat = (meth == "float" && m.expr(e).argCount == 0) ||
+                   (meth == "to" && m.canonical(positionalArg(m, e, 0)) == "torch.float32");
+    if (!isView(meth) && !toFloat) break;
+    if (toFloat && converted) *converted = true;
+    e = receiverOf(m, e);
+  }
+  return e;
+}
+
+bool isLogSoftmaxLoss(const std::string& canonical) {
+  return canonical == "torch.nn.functional.cross_entropy" || canonical == "torch.nn.functional.log_softmax";
+}
+
+}  // namespace
+
+EstimatedCost fp32LossOf(const Facts& f, NodeId call) {
+  const Module& m = f.module();
+  // The loss the finding feeds: the call itself, or the loss of the statement whose first
+  // argument is this `.float()` (through views).
+  NodeId loss = isLogSoftmaxLoss(m.canonical(call)) ? call : kNone;
+  if (loss == kNone) {
+    f.forSubtree(m.stmt(m.expr(call).stmt).value, [&](NodeId x) {
+      if (loss != kNone || m.expr(x).kind != ExprKind::Call || !isLogSoftmaxLoss(m.canonical(x))) return;
+      NodeId arg = positionalArg(m, x, 0);
+      for (int hop = 0; hop < 3 && arg != call && m.expr(arg).kind == ExprKind::Call && isView(methodName(m, arg)); ++hop)
+        arg = receiverOf(m, arg);
+      if (arg == call) loss = x;
+    });
+  }
+  if (loss == kNone) return {};
+  NodeId logits = peeled(m, positionalArg(m, loss, 0), nullptr);
+  auto shape = f.sizes().shapeOf(logits);
+  if (!shape || shape->elementBytes != 2) return {};  // low-precision logits upcast, or none of this
+  double n = 1;
+  for (int64_t d : shape->dims) n *= static_cast<double>(d);
+  double bytes = 3 * n * 4;
+  return make(bytes, "peak",
+              "3·N·4 = " + humanBytes(bytes) + " for N = " + std::to_string(static_cast<int64_t>(n)) +
+                  " logits: fp32 log-probabilities kept for backward, their gradient and the logits' fp32 gradient, live "
+                  "together at the log-softmax's backward",
+              shape->source);
+}
+
+namespace {
+
+/// A number that is not a tensor: a literal, a stated integer, `math.sqrt(d)`, arithmetic on those.
+bool isPlainNumber(const Facts& f, NodeId e) {
+  const Module& m = f.module();
+  const Expr& x = m.expr(e);
+  if (x.kind == ExprKind::Number || f.sizes().intValue(e)) return true;
+  if (x.kind == ExprKind::Call) return torch_api::startsWith(m.canonical(e), "math.");
+  if (x.kind == ExprKind::BinOp) return isPlainNumber(f, x.lhs) && isPlainNumber(f, x.rhs);
+  return false;
+}
+
+/// The operands of a matrix product: `a @ b`, `torch.matmul(a, b)`, `a.matmul(b)`.
+bool productOperands(const Module& m, NodeId e, NodeId& a, NodeId& b) {
+  const Expr& x = m.expr(e);
+  if (x.kind == ExprKind::BinOp && x.text == "@") {
+    a = x.lhs;
+    b = x.rhs;
+  } else if (x.kind == ExprKind::Call && m.canonical(e) == "torch.matmul") {
+    a = positionalArg(m, e, 0);
+    b = positionalArg(m, e, 1);
+  } else if (x.kind == ExprKind::Call && m.canonical(e).empty() && methodName(m, e) == "matmul") {
+    a = receiverOf(m, e);
+    b = positionalArg(m, e, 0);
+  } else {
+    return false;
+  }
+  return a != kNone && b != kNone;
+}
+
+/// `k.transpose(-2, -1)`, `k.transpose(2, 3)` of a rank-4 k, `k.mT`: the k it transposes, else kNone.
+NodeId transposedLastTwo(const Facts& f, NodeId e, size_t rank) {
+  const Module& m = f.module();
+  const Expr& x = m.expr(e);
+  if (x.kind == ExprKind::Attribute && x.text == "mT") return x.lhs;
+  if (x.kind != ExprKind::Call || methodName(m, e) != "transpose" || x.argCount != 2 || !m.canonical(e).empty()) return kNone;
+  auto axis = [&](uint32_t i) -> std::optional<int64_t> {
+    NodeId a = positionalArg(m, e, i);
+    bool negative = m.expr(a).kind == ExprKind::UnaryOp && m.expr(a).text == "-";
+    auto v = f.sizes().intValue(negative ? m.expr(a).lhs : a);
+    if (!v) return std::nullopt;
+    int64_t n = negative ? -*v : *v;
+    return n < 0 ? n + static_cast<int64_t>(rank) : n;
+  };
+  auto a0 = axis(0), a1 = axis(1);
+  int64_t last = static_cast<int64_t>(rank) - 1;
+  if (!a0 || !a1 || std::min(*a0, *a1) != last - 1 || std::max(*a0, *a1) != last) return kNone;
+  return receiverOf(m, e);
+}
+
+}  // namespace
+
+EstimatedCost attentionProbabilitiesOf(const Facts& f, NodeId softmaxCall, NodeId scoresProduct, NodeId consumer) {
+  const Module& m = f.module();
+  // The scores reach the softmax through scaling by plain numbers only: nothing else keeps them.
+  NodeId in = resolve(f, f.softmaxInput(softmaxCall));
+  for (int hop = 0; hop < 4 && in != scoresProduct; ++hop) {
+    const Expr& x = m.expr(in);
+    if (x.kind != ExprKind::BinOp || (x.text != "/" && x.text != "*")) return {};
+    if (isPlainNumber(f, x.rhs)) in = resolve(f, x.lhs);
+    else if (x.text == "*" && isPlainNumber(f, x.lhs)) in = resolve(f, x.rhs);
+    else return {};
+  }
+  if (in != scoresProduct) return {};
+  // The probabilities reach the values' matmul as they are (a dropout between keeps its mask and output too).
+  NodeId probs = kNone, values = kNone;
+  if (!productOperands(m, consumer, probs, values) || resolve(f, probs) != softmaxCall) return {};
+  NodeId q = kNone, kt = kNone;
+  if (!productOperands(m, scoresProduct, q, kt)) return {};
+  auto qs = f.sizes().shapeOf(resolve(f, q));
+  if (!qs || qs->dims.size() < 3) return {};
+  NodeId k = transposedLastTwo(f, kt, qs->dims.size());
+  auto ks = k == kNone ? std::nullopt : f.sizes().shapeOf(resolve(f, k));
+  if (!ks || ks->dims.size() != qs->dims.size() || ks->elementBytes != qs->elementBytes) return {};
+  size_t rank = qs->dims.size();
+  double elements = static_cast<double>(qs->dims[rank - 2]) * static_cast<double>(ks->dims[rank - 2]);
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (qs->dims[i] != ks->dims[i]) return {};
+    elements *= static_cast<double>(qs->dims[i]);
+  }
+  if (qs->dims[rank - 1] != ks->dims[rank - 1]) return {};
+  double bytes = elements * qs->elementBytes;
+  std::string basis = qs->source;
+  if (ks->source != qs->source) basis += "; " + ks->source;
+  return make(bytes, "saved",
+              "B·H·L·S·bytes = " + humanBytes(bytes) + ": the probabilities the softmax keeps for backward (the matmul with "
+                  "the values keeps the same tensor), which the fused kernel never materialises",
+              basis);
 }
 
 }  // namespace oomlint::rules

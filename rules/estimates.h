@@ -22,4 +22,30 @@ EstimatedCost gradForwardOf(const Facts& f, NodeId forwardCall);
 /// the module `zero_grad` runs on or the one the optimizer was built over.
 EstimatedCost gradientBuffersOf(const Facts& f, NodeId zeroGradCall);
 
+/// Micro-batch losses summed over `loop` and back-propagated once (OOM104): the graphs of all
+/// micro-batches but one, kept to the backward's peak, when they outweigh its transients ("peak").
+EstimatedCost summedGraphsOf(const Facts& f, NodeId summand, NodeId loop);
+/// What one iteration of a carried state's update keeps (OOM107): the tensors the assignment
+/// `stmt` makes from the state bound to `name` and saves for backward, all of which the next
+/// iteration's graph links to ("growth"). The state's shape is read from its binding before `loop`.
+EstimatedCost carriedStepOf(const Facts& f, NodeId stmt, NodeId loop, std::string_view name);
+/// A `backward(create_graph=True)` (OOM106): the forward's graph plus the gradient graph the
+/// backward builds over it (about the same size: it saves a gradient per saved activation), kept
+/// through `.grad`. "growth" when the loop zeroes gradients in place (`set_to_none=False`) or not
+/// at all, else "retained" until the next zero_grad.
+EstimatedCost createGraphOf(const Facts& f, NodeId backwardCall);
+
+/// A float32 loss over low-precision logits (OOM404), at the finding `call` (the `.float()` or the
+/// loss): what the loss adds to the peak over the logits, 3·N·4 bytes for N logits: the fp32
+/// log-probabilities it keeps for backward, their gradient and the logits' fp32 gradient, all live
+/// at the log-softmax's backward ("peak"). Only where the logits' shape is stated.
+EstimatedCost fp32LossOf(const Facts& f, NodeId call);
+
+/// Hand-written attention (OOM401): the B·H·L·S probabilities the softmax keeps for backward (the
+/// matmul with the values keeps the same tensor), which the fused kernel never materialises
+/// ("saved", per call). Only where q's and k's shapes are stated, the scores reach the softmax
+/// through scalar scaling alone and the probabilities reach the matmul unchanged (a dropout
+/// between them keeps more).
+EstimatedCost attentionProbabilitiesOf(const Facts& f, NodeId softmaxCall, NodeId scoresProduct, NodeId consumer);
+
 }  // namespace oomlint::rules

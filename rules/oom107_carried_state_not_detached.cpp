@@ -1,5 +1,6 @@
 // OOM107 carried-state-not-detached
 #include "rules/common.h"
+#include "rules/estimates.h"
 #include "rules/registry.h"
 
 namespace oomlint::rules {
@@ -52,6 +53,16 @@ Unsafe: gradients stop flowing into earlier iterations, which is what truncated 
 an accidental chain did not. Offered only when the state is a single name; for tuple unpacking the
 fix is shown, not applied.
 
+## Estimated cost
+When the state's first binding before the loop states its shape (`torch.zeros(B, H)`) and its
+update uses only layers and ops of stated sizes (a Linear or `nn.Sequential` of sized layers,
+`torch.cat`, elementwise activations, dtype conversions), the message ends with the growth per
+iteration: the bytes the update saves for backward, of the tensors it makes (a Linear its input,
+Tanh/Sigmoid/ReLU their output, GELU/SiLU their input), all of which the next iteration's graph
+links to. The update must give the state back in its own shape; anything else gives no estimate.
+Validated against the H200 probe: bench/estimates/ states the probe's workload, and a test holds the
+estimate within 10% of the measurement.
+
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `h = cell(x, h) (no detach)` peaks at 199.5 MiB vs 769.0 KiB for
@@ -100,6 +111,7 @@ class Oom107 final : public Rule {
       noteHistory(fd, f, st.value);
       if (feed != st.value) fd.note(m.expr(feed).span, "the next iteration feeds it back into the graph here");
       noteLoop(fd, f, loop);
+      fd.withEstimate(carriedStepOf(f, s, loop, name));
       std::string detach = statementText(m, std::string(name) + " = " + std::string(name) + ".detach()");
       const Stmt& l = m.stmt(loop);
       Edit edit;

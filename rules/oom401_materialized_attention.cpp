@@ -1,5 +1,6 @@
 // OOM401 materialized-attention
 #include "rules/common.h"
+#include "rules/estimates.h"
 #include "rules/registry.h"
 
 namespace oomlint::rules {
@@ -53,6 +54,19 @@ Display only: the rewrite depends on how the mask, scale and dropout are express
 silent when the attention probabilities are returned or stored (`need_weights`), since the fused
 kernel cannot give them back.
 
+## Estimated cost
+When q's and k's shapes are stated (B, H, L, head dim; S from k), the scores reach the softmax
+through scaling by plain numbers only and the probabilities reach the matmul with the values
+unchanged, the message ends with what each call keeps for backward that the fused kernel does
+not: `B·H·L·S·bytes`, the probabilities the softmax saves (the matmul with the values saves the
+same tensor; the scores themselves are not saved). A dropout on the probabilities, a mask applied
+with `masked_fill`, or any other op between gives no estimate. It is per call: a model keeps it
+once per layer until its backward. At the softmax's backward up to four such tensors are live
+(the probabilities, their gradient, the softmax backward's temporary and the scores' gradient),
+which is what the probe's peak shows. Validated with bench/estimates/measure_attention.py on the
+H200 (runtime_check/results/h200-attention.json), and a test holds the estimate of
+bench/estimates/oom401.py within 10% of the measurement.
+
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `block with softmax(q @ k^T) @ v` peaks at 34.8 GiB vs 13.0 GiB
@@ -89,6 +103,7 @@ class Oom401 final : public Rule {
                                   "length) and saves them for backward");
     finding.note(m.expr(product).span, "the scores contract q and k over the head dimension here: an L×S map per head");
     finding.note(m.expr(consumer).span, "the probabilities multiply the values here");
+    finding.withEstimate(attentionProbabilitiesOf(f, call, product, consumer));
     if (!ctx.torchAtLeast(2, 0)) {  // no fused attention in the project's oldest PyTorch
       finding.withFix(Applicability::DisplayOnly, "Checkpoint the attention block, or chunk the queries so one block of scores is live at a time");
       return;

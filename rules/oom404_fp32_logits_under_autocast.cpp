@@ -1,5 +1,6 @@
 // OOM404 fp32-logits-under-autocast
 #include "rules/amp_common.h"
+#include "rules/estimates.h"
 #include "rules/registry.h"
 
 namespace oomlint::rules {
@@ -32,6 +33,15 @@ slices of the sequence, or a fused linear + cross-entropy kernel).
 
 ## Fix safety
 Display only.
+
+## Estimated cost
+When the logits' shape is stated and they are 16-bit, the message ends with what the float32 loss
+adds to the peak over the logits: `3·N·4` bytes for N = B·T·V logits, the fp32 log-probabilities
+the loss keeps for backward, their gradient and the logits' fp32 gradient, all live at the
+log-softmax's backward (a `.float()` copy kept in a variable adds N·4 more). A chunked loss holds
+that divided by its number of chunks. Validated against the H200 probe's anti-pattern, whose peak
+is measured over the logits that exist before it: bench/estimates/oom404.py states its workload,
+and a test holds the estimate within 10%.
 
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
@@ -73,6 +83,7 @@ class Oom404 final : public Rule {
     }
     if (f.gradMode(s) != GradMode::Enabled || !insideContext(m, s, isAutocast)) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span, what + " (B·T·V bytes at the forward peak)");
+    finding.withEstimate(fp32LossOf(f, call));
     finding.withFix(Applicability::DisplayOnly, "Use a chunked or fused cross-entropy over the vocabulary");
   }
 };

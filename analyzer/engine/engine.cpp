@@ -63,6 +63,7 @@ std::string EstimatedCost::summary() const {
   amount += humanBytes(bytes);
   if (measure == "growth") return amount + " per iteration";
   if (measure == "peak") return amount + " at the peak";
+  if (measure == "saved") return amount + " kept for backward per call";
   return amount + " kept after the step";
 }
 

@@ -53,7 +53,8 @@ struct EstimatedCost {
   bool present = false;
   double bytes = 0;
   /// What the bytes are: "growth" (kept per iteration, piling up), "peak" (added to the step's
-  /// peak) or "retained" (kept after the step).
+  /// peak), "retained" (kept after the step) or "saved" (kept for backward by each call, so once
+  /// per layer that runs it).
   std::string measure;
   std::string formula;  // the rule's formula with the values: "A_fwd = 7 saved activations + ..."
   std::string basis;    // where the sizes were read: the network's and the input's lines

@@ -252,10 +252,37 @@ std::optional<KnownShape> Sizes::batchOfLoader(NodeId forStmt, NodeId target) co
   return all;
 }
 
+std::optional<int64_t> Sizes::loaderLength(NodeId iter) const {
+  // `len(DataLoader(TensorDataset(X, ...), batch_size=B))`: ceil(N / B), or floor with drop_last.
+  if (m_.expr(iter).kind == ExprKind::Call && calleeName(m_, iter) == "enumerate" && m_.canonical(iter).empty())
+    iter = positionalArg(m_, iter, 0);
+  NodeId loader = f_.constructorOf(iter);
+  if (loader == kNone || names::lastComponent(m_.canonical(loader)) != "DataLoader") return std::nullopt;
+  auto batch = intIn(keywordArg(m_, loader, "batch_size"), nullptr, 0);
+  if (!batch) batch = intIn(positionalArg(m_, loader, 1), nullptr, 0);
+  if (!batch || *batch <= 0) return std::nullopt;
+  NodeId dropLast = keywordArg(m_, loader, "drop_last");
+  if (dropLast != kNone && !isTrueLiteral(m_, dropLast) && !isFalseLiteral(m_, dropLast)) return std::nullopt;
+  // A sampler or batch sampler decides how many batches there are.
+  for (std::string_view k : {"sampler", "batch_sampler"})
+    if (keywordArg(m_, loader, k) != kNone) return std::nullopt;
+  NodeId dataset = keywordArg(m_, loader, "dataset");
+  if (dataset == kNone) dataset = positionalArg(m_, loader, 0);
+  NodeId ds = m_.expr(dataset).kind == ExprKind::Call ? dataset : f_.constructorOf(dataset);
+  if (ds == kNone || names::lastComponent(m_.canonical(ds)) != "TensorDataset") return std::nullopt;
+  auto all = shapeIn(positionalArg(m_, ds, 0), 1);
+  if (!all || all->dims.empty()) return std::nullopt;
+  int64_t n = all->dims[0];
+  return dropLast != kNone && isTrueLiteral(m_, dropLast) ? n / *batch : (n + *batch - 1) / *batch;
+}
+
 std::optional<int64_t> Sizes::tripCount(NodeId forStmt) const {
   const Stmt& s = m_.stmt(forStmt);
-  if (s.kind != StmtKind::For || m_.expr(s.value).kind != ExprKind::Call) return std::nullopt;
-  if (calleeName(m_, s.value) != "range" || !m_.canonical(s.value).empty()) return std::nullopt;
+  if (s.kind != StmtKind::For || m_.expr(s.value).kind != ExprKind::Call) {
+    if (s.kind == StmtKind::For) return loaderLength(s.value);
+    return std::nullopt;
+  }
+  if (calleeName(m_, s.value) != "range" || !m_.canonical(s.value).empty()) return loaderLength(s.value);
   NodeId a0 = positionalArg(m_, s.value, 0), a1 = positionalArg(m_, s.value, 1);
   if (positionalArg(m_, s.value, 2) != kNone) return std::nullopt;
   auto hi = intIn(a1 != kNone ? a1 : a0, nullptr, 0);

@@ -47,6 +47,10 @@ struct LayerSize {
   bool identityInEval = false;   // dropout: returns its input in eval mode
 };
 
+/// What an elementwise activation keeps for backward, by its torch function's or tensor method's
+/// name: "tanh", "relu", "sigmoid" their output; "gelu", "silu" their input.
+std::optional<LayerSize::Saves> elementwiseSaves(std::string_view name);
+
 /// A network whose layers, widths and parameter dtype the code states, run in the listed order.
 struct KnownNetwork {
   std::vector<LayerSize> layers;
@@ -64,9 +68,21 @@ struct ForwardSizes {
   double peakNoGrad = 0; // the same under no_grad: the largest pair of consecutive activations
   double parameters = 0; // P times the parameters' element size
   bool outputSaved = false;  // the last layer saves its own output (a final ReLU)
+  int64_t outFeatures = 0;   // the output's last dimension
   int elementBytes = 4;
   std::string basis;     // the network's and the input's sources
 };
+
+/// What evaluating one tensor expression makes and keeps for backward (ExpressionGraph below).
+struct ExpressionCost {
+  KnownShape shape;    // the value's shape and element size
+  double saved = 0;    // bytes of tensors made by the expression that autograd keeps for backward
+  bool fresh = false;  // the value is made by the expression (not a tensor bound elsewhere)
+  std::string basis;   // where the sizes were read
+};
+
+/// Shapes given for names (a loop-carried state's shape, read from its first binding).
+using ShapeBindings = std::unordered_map<std::string_view, KnownShape>;
 
 /// A forward the probe can rebuild: the network's layers, the input's rows, the dtype.
 struct StatedWorkload {
@@ -97,11 +113,17 @@ class Sizes {
   /// A forward call (`model(x)`) of a known network on an input of known shape. Where the call
   /// runs in eval mode (facts' evaluation context), dropout is the identity.
   std::optional<ForwardSizes> forwardOf(NodeId forwardCall) const;
+  /// What a tensor expression saves for backward, when every size in it is stated: calls of known
+  /// networks, `torch.cat`, elementwise activations (`torch.tanh`, `F.relu`, `.sigmoid()`) and
+  /// dtype conversions over tensors of known shape; `given` sizes names the file binds more than
+  /// once. nullopt for anything else: an op this cannot size leaves the cost unknown.
+  std::optional<ExpressionCost> expressionCost(NodeId e, const ShapeBindings& given) const;
   /// What a forward call of a known network on a known input runs, for a shape-faithful probe.
   std::optional<StatedWorkload> workloadOf(NodeId forwardCall) const;
   /// The parameters of the network a module expression names.
   std::optional<KnownParameters> parametersOf(NodeId moduleExpr) const;
-  /// Iterations of `for _ in range(N)` with N known.
+  /// Iterations of `for _ in range(N)` with N known, or of a loop over a DataLoader of a
+  /// TensorDataset of stated rows and batch size.
   std::optional<int64_t> tripCount(NodeId forStmt) const;
   /// Element size a tensor or module method converts to (`.half()`: 2), 0 for any other method.
   static int conversionBytes(std::string_view method);
@@ -121,11 +143,18 @@ class Sizes {
   std::optional<int64_t> intIn(NodeId e, const Bindings* env, int depth) const;
   std::optional<KnownShape> shapeIn(NodeId e, int depth) const;
   std::optional<KnownShape> batchOfLoader(NodeId forStmt, NodeId target) const;
+  /// Batches a DataLoader expression yields, when its dataset's rows and batch size are stated.
+  std::optional<int64_t> loaderLength(NodeId iter) const;
   std::optional<KnownNetwork> buildNetwork(NodeId ctor, const Bindings* env, int depth) const;
   bool appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwork& net) const;
   std::optional<KnownNetwork> classNetwork(int32_t cls, NodeId ctor, int depth) const;
   /// The element size of the module's parameters (0: conversions disagree), and in `*name` the
   /// dtype's floatName ("" when the file converts to none and it stays float32's "f32").
+  /// One forward of `net` in `bytes` per element on `input`; `inputFresh`: the input is made for
+  /// this forward, so a first layer that saves it keeps it alive.
+  std::optional<ForwardSizes> forwardOn(const KnownNetwork& net, int bytes, const KnownShape& input, bool eval,
+                                        bool inputFresh) const;
+  std::optional<ExpressionCost> costIn(NodeId e, const ShapeBindings& given, int depth) const;
   int moduleDtype(NodeId moduleExpr, int elementBytes, std::string_view* name = nullptr) const;
   std::string at(NodeId e) const;
 

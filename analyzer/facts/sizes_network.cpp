@@ -33,12 +33,7 @@ std::optional<LayerSize::Saves> activationSaves(std::string_view cls) {
 
 std::optional<LayerSize::Saves> functionalSaves(const std::string& canonical) {
   if (!startsWith(canonical, "torch.")) return std::nullopt;
-  std::string_view last = names::lastComponent(canonical);
-  for (std::string_view s : {"gelu", "silu", "leaky_relu", "elu", "mish"})
-    if (last == s) return LayerSize::Saves::Input;
-  for (std::string_view s : {"relu", "tanh", "sigmoid"})
-    if (last == s) return LayerSize::Saves::Output;
-  return std::nullopt;
+  return elementwiseSaves(names::lastComponent(canonical));
 }
 
 std::string humanCount(int64_t n) {
@@ -56,6 +51,14 @@ std::string_view dtypeWord(int bytes) {
 }
 
 }  // namespace
+
+std::optional<LayerSize::Saves> elementwiseSaves(std::string_view name) {
+  for (std::string_view s : {"gelu", "silu", "leaky_relu", "elu", "mish"})
+    if (name == s) return LayerSize::Saves::Input;
+  for (std::string_view s : {"relu", "tanh", "sigmoid"})
+    if (name == s) return LayerSize::Saves::Output;
+  return std::nullopt;
+}
 
 bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwork& net) const {
   if (ctor == kNone || depth > kMaxDepth || m_.expr(ctor).kind != ExprKind::Call) return false;
@@ -303,39 +306,48 @@ std::optional<ForwardSizes> Sizes::forwardOf(NodeId call) const {
   int bytes = moduleDtype(callee, net->elementBytes);
   if (!bytes) return std::nullopt;
   auto input = shapeOf(positionalArg(m_, call, 0));
-  if (!input || input->dims.size() < 2 || input->dims.back() != net->inFeatures()) return std::nullopt;
-  // Layer outputs t_1..t_n over the input t_0 (which exists anyway): which of them autograd keeps.
-  double rows = static_cast<double>(input->rows());
-  std::vector<double> tensor{rows * static_cast<double>(input->dims.back()) * bytes};
+  if (!input) return std::nullopt;
+  bool eval = f_.evalOpener(call) != kNone || f_.inEvalContext(m_.expr(call).stmt);
+  return forwardOn(*net, bytes, *input, eval, false);
+}
+
+std::optional<ForwardSizes> Sizes::forwardOn(const KnownNetwork& net, int bytes, const KnownShape& input, bool eval,
+                                             bool inputFresh) const {
+  if (input.dims.size() < 2 || input.dims.back() != net.inFeatures()) return std::nullopt;
+  // Layer outputs t_1..t_n over the input t_0 (which exists anyway unless it is made for this
+  // forward): which of them autograd keeps.
+  double rows = static_cast<double>(input.rows());
+  std::vector<double> tensor{rows * static_cast<double>(input.dims.back()) * bytes};
   std::vector<bool> saved{false};
   std::vector<double> mask{0};  // what layer i saves beside the tensors (dropout's mask)
-  bool eval = f_.evalOpener(call) != kNone || f_.inEvalContext(m_.expr(call).stmt);
-  int64_t width = input->dims.back();
-  for (const LayerSize& l : net->layers) {
+  int64_t width = input.dims.back();
+  size_t firstCounted = inputFresh ? 2 : 3;  // saved.size() once layer 1's output is pushed
+  for (const LayerSize& l : net.layers) {
     if (l.inFeatures && l.inFeatures != width) return std::nullopt;  // the stated widths do not chain
     if (eval && l.identityInEval) continue;
     if (l.outFeatures) width = l.outFeatures;
     tensor.push_back(rows * static_cast<double>(width) * bytes);
     saved.push_back(l.saves == LayerSize::Saves::Output);
-    if (l.saves == LayerSize::Saves::Input && saved.size() >= 3) saved[saved.size() - 2] = true;
+    if (l.saves == LayerSize::Saves::Input && saved.size() >= firstCounted) saved[saved.size() - 2] = true;
     mask.push_back((eval ? 0 : rows * static_cast<double>(width) * l.extraBytesPerElement) + rows * static_cast<double>(l.savedBytesPerRow));
   }
   ForwardSizes out;
   out.elementBytes = bytes;
   // Layer i runs with its input t_{i-1} live and everything saved before it kept: the forward's
   // peak is the largest such moment, with autograd on and off.
-  double kept = 0;
+  double kept = saved[0] ? tensor[0] : 0;
   for (size_t i = 1; i < tensor.size(); ++i) {
-    double input = i >= 2 && !saved[i - 1] ? tensor[i - 1] : 0;
-    out.peakGrad = std::max(out.peakGrad, kept + input + tensor[i] + mask[i]);
+    double in = i >= 2 && !saved[i - 1] ? tensor[i - 1] : 0;
+    out.peakGrad = std::max(out.peakGrad, kept + in + tensor[i] + mask[i]);
     out.peakNoGrad = std::max(out.peakNoGrad, tensor[i] + (i >= 2 ? tensor[i - 1] : 0));
     kept += mask[i] + (saved[i] ? tensor[i] : 0);
   }
   out.saved = kept;
   out.output = tensor.back();
   out.outputSaved = saved.back();
-  out.parameters = static_cast<double>(net->parameters()) * bytes;
-  out.basis = net->source + ", " + std::string(dtypeWord(bytes)) + "; input " + input->source;
+  out.outFeatures = width;
+  out.parameters = static_cast<double>(net.parameters()) * bytes;
+  out.basis = net.source + ", " + std::string(dtypeWord(bytes)) + "; input " + input.source;
   return out;
 }
 

@@ -13,7 +13,7 @@ model = nn.Sequential(
     nn.Linear(WIDTH, WIDTH), nn.GELU(),
     nn.Linear(WIDTH, WIDTH), nn.GELU(),
 ).cuda().bfloat16()
-loader = DataLoader(TensorDataset(torch.randn(288, WIDTH, dtype=torch.bfloat16)), batch_size=BATCH)
+loader = DataLoader(TensorDataset(torch.randn(9 * BATCH, WIDTH, dtype=torch.bfloat16)), batch_size=BATCH)
 
 preds = []
 with torch.no_grad():
