@@ -14,8 +14,8 @@ namespace oomlint::probe {
 
 /// One layer of a network a checked file states (`oomlint check --verify` passes them).
 struct LayerSpec {
-  std::string kind;  // Linear, ReLU, GELU, SiLU, Tanh, Sigmoid, Dropout, LayerNorm
-  int64_t in = 0, out = 0;
+  std::string kind;  // Linear, ReLU, GELU, SiLU, Tanh, Sigmoid, Dropout, LayerNorm, Embedding (first only)
+  int64_t in = 0, out = 0;  // Embedding: in = the table's rows, out = its width
   bool bias = true;
   double p = 0.5;  // Dropout
 };

@@ -19,7 +19,15 @@ int64_t Workload::inFeatures() const {
 
 std::string checkLayers(const std::vector<LayerSpec>& layers) {
   int64_t width = 0;
-  for (const LayerSpec& l : layers) {
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const LayerSpec& l = layers[i];
+    if (l.kind == "Embedding") {
+      // A lookup of integer indices: only the first layer can be one.
+      if (i != 0) return "an Embedding must be the first layer";
+      if (l.in <= 0 || l.out <= 0) return "Embedding needs positive sizes";
+      width = l.out;
+      continue;
+    }
     bool sized = l.kind == "Linear" || l.kind == "LayerNorm";
     bool known = sized || l.kind == "ReLU" || l.kind == "GELU" || l.kind == "SiLU" || l.kind == "Tanh" || l.kind == "Sigmoid" ||
                  l.kind == "Dropout";
@@ -29,7 +37,7 @@ std::string checkLayers(const std::vector<LayerSpec>& layers) {
     if (width && l.in != width) return "layer widths do not chain: " + std::to_string(width) + " then " + std::to_string(l.in);
     width = l.kind == "Linear" ? l.out : l.in;
   }
-  if (layers.empty() || !width) return "a layer list needs a Linear or LayerNorm";
+  if (layers.empty() || !width) return "a layer list needs a Linear, LayerNorm or Embedding";
   return {};
 }
 
@@ -88,6 +96,7 @@ torch::nn::Sequential makeMlp(const Workload& w) {
   torch::nn::Sequential s;
   for (const LayerSpec& l : w.layers) {
     if (l.kind == "Linear") s->push_back(torch::nn::Linear(torch::nn::LinearOptions(l.in, l.out).bias(l.bias)));
+    else if (l.kind == "Embedding") s->push_back(torch::nn::Embedding(l.in, l.out));
     else if (l.kind == "ReLU") s->push_back(torch::nn::ReLU());
     else if (l.kind == "GELU") s->push_back(torch::nn::GELU());
     else if (l.kind == "SiLU") s->push_back(torch::nn::SiLU());
@@ -105,6 +114,8 @@ torch::nn::Sequential makeMlp(const Workload& w) {
 }
 
 Tensor input(const Workload& w) {
+  if (!w.layers.empty() && w.layers.front().kind == "Embedding")  // token ids, one per row
+    return torch::randint(0, w.layers.front().in, {w.rows}, torch::TensorOptions().device(w.device).dtype(torch::kLong));
   if (!w.layers.empty()) return torch::randn({w.rows, w.inFeatures()}, torch::TensorOptions().device(w.device).dtype(w.dtype));
   return torch::randn({w.batch, w.width}, torch::TensorOptions().device(w.device).dtype(w.dtype));
 }

@@ -275,6 +275,34 @@ TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateS
     EXPECT_EQ(std::string::npos, entry.path().filename().string().find("oomlint-workload-")) << entry.path();
 }
 
+TEST(Verify, ALanguageModelsEmbeddingIsProbedWithTokenIds) {
+  // An nn.Embedding first: the probe looks up random token ids (one per row of the stated
+  // (batch, sequence) input) instead of a float input, and measures what the estimate says.
+  std::string out = verifyOnCpu("oomlint_verify_embedding",
+                                "import torch\nfrom torch import nn\n\n"
+                                "model = nn.Sequential(nn.Embedding(1000, 64), nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64))\n"
+                                "tokens = torch.randint(0, 1000, (8, 32))\n"
+                                "outs = []\n"
+                                "model.eval()\n"
+                                "for i in range(10):\n"
+                                "    outs.append(model(tokens))\n");
+  json j = json::parse(out);
+  int checked = 0;
+  for (const json& f : j) {
+    if (f["code"] != "OOM102" && f["code"] != "OOM201") continue;
+    const json& m = f["measured"];
+    ASSERT_TRUE(m.is_object()) << out;
+    ASSERT_TRUE(f["estimated"].is_object()) << out;
+    EXPECT_EQ(0u, m["workload"].get<std::string>().rfind("shape-faithful: the file's own layers", 0)) << m["workload"];
+    double measured = f["code"] == "OOM102" ? m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>()
+                                            : m["peak_bytes"]["delta"].get<double>();
+    double estimated = f["estimated"]["bytes"].get<double>();
+    EXPECT_LE(std::fabs(measured - estimated) / estimated, 0.10) << f["code"] << ": measured " << measured << " estimated " << estimated;
+    ++checked;
+  }
+  EXPECT_EQ(2, checked) << out;
+}
+
 TEST(Verify, ABfloat16NetworkIsProbedInBfloat16) {
   // The probe's dtype is the file's: `.bfloat16()` on the module, with a LayerNorm in the chain.
   // On the CPU only the stored outputs are compared with the estimate (OOM102): CPU bf16 kernels

@@ -71,11 +71,12 @@ nlohmann::json statedWorkload(const FileResult& r, std::string& basis) {
     nlohmann::json layers = nlohmann::json::array();
     bool buildable = true;
     for (const LayerSize& l : w->layers) {
-      static const std::set<std::string> kinds = {"Linear", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm"};
+      static const std::set<std::string> kinds = {"Linear", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Embedding"};
       if (!kinds.count(l.kind)) buildable = false;
       nlohmann::json j = {{"kind", l.kind}};
       if (l.kind == "Linear") j.update({{"in", l.inFeatures}, {"out", l.outFeatures}, {"bias", l.bias}});
       if (l.kind == "LayerNorm") j["in"] = l.inFeatures;
+      if (l.kind == "Embedding") j.update({{"in", l.vocabulary}, {"out", l.outFeatures}});
       if (l.kind == "Dropout") j["p"] = l.dropout;
       layers.push_back(j);
     }

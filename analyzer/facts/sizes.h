@@ -4,7 +4,8 @@
 /// A finding that says "this keeps about 2.2 MiB per iteration at your sizes" is worth more than
 /// one that says "this keeps the graph". The sizes come only from what the file states: integer
 /// literals and names bound once to them (module constants, a constructor's arguments or its
-/// parameters' defaults), layer constructors with such sizes (`nn.Linear(4096, 4096)`), tensor
+/// parameters' defaults), layer constructors with such sizes (`nn.Linear(4096, 4096)`, a first
+/// `nn.Embedding(32000, 4096)` over integer token ids), tensor
 /// factories (`torch.randn(32, 4096)`), a DataLoader's `batch_size` over a TensorDataset of
 /// factory tensors, the model's dtype (`.bfloat16()`, `.to(dtype=torch.float16)`). Anything else
 /// (a command-line argument, a config object, a layer this file cannot size, control flow in a
@@ -35,11 +36,12 @@ struct KnownShape {
 struct LayerSize {
   enum class Saves : uint8_t { Input, Output, Nothing };
   std::string name;         // "Linear(4096, 4096)"
-  std::string kind;         // torch.nn's class name: Linear, ReLU, GELU, Dropout, LayerNorm ...
+  std::string kind;         // torch.nn's class name: Linear, ReLU, GELU, Dropout, LayerNorm, Embedding ...
   bool bias = true;
   double dropout = 0.5;     // Dropout's p
   int64_t inFeatures = 0;   // 0: keeps its input's width (activations, dropout, norms)
   int64_t outFeatures = 0;
+  int64_t vocabulary = 0;   // Embedding: the table's rows (its input is indices, not features)
   int64_t parameters = 0;
   Saves saves = Saves::Nothing;
   int extraBytesPerElement = 0;  // dropout's boolean mask

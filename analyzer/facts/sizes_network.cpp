@@ -100,6 +100,21 @@ bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwor
     layer.bias = !isFalseLiteral(m_, bias);
     layer.saves = LayerSize::Saves::Input;
     layer.name = "Linear(" + std::to_string(*in) + ", " + std::to_string(*out) + ")";
+  } else if (cls == "Embedding") {
+    // A lookup table: it saves the indices it is given (which exist anyway), not its output.
+    NodeId numArg = keywordArg(m_, ctor, "num_embeddings"), dimArg = keywordArg(m_, ctor, "embedding_dim");
+    if (numArg == kNone) numArg = positionalArg(m_, ctor, 0);
+    if (dimArg == kNone) dimArg = positionalArg(m_, ctor, 1);
+    auto num = intIn(numArg, env, 0), dim = intIn(dimArg, env, 0);
+    if (!num || !dim || *num <= 0 || *dim <= 0) return false;
+    // max_norm renormalises rows in place, sparse makes sparse gradients: not this plain lookup.
+    for (std::string_view k : {"max_norm", "sparse", "_weight"})
+      if (keywordArg(m_, ctor, k) != kNone) return false;
+    if (positionalArg(m_, ctor, 3) != kNone) return false;  // max_norm and later, positionally
+    layer.vocabulary = *num;
+    layer.outFeatures = *dim;
+    layer.parameters = *num * *dim;
+    layer.name = "Embedding(" + std::to_string(*num) + ", " + std::to_string(*dim) + ")";
   } else if (cls == "LayerNorm") {
     auto n = intIn(positionalArg(m_, ctor, 0), env, 0);
     if (!n || *n <= 0) return false;
@@ -290,7 +305,7 @@ std::optional<StatedWorkload> Sizes::workloadOf(NodeId call) const {
   auto input = shapeOf(positionalArg(m_, call, 0));
   StatedWorkload w;
   w.layers = net->layers;
-  w.rows = input->rows();
+  w.rows = input->rows() * (!net->layers.empty() && net->layers.front().vocabulary > 0 ? input->dims.back() : 1);
   std::string_view dtype;
   w.elementBytes = moduleDtype(callee, net->elementBytes, &dtype);
   w.dtype = std::string(dtype);
@@ -313,14 +328,19 @@ std::optional<ForwardSizes> Sizes::forwardOf(NodeId call) const {
 
 std::optional<ForwardSizes> Sizes::forwardOn(const KnownNetwork& net, int bytes, const KnownShape& input, bool eval,
                                              bool inputFresh) const {
-  if (input.dims.size() < 2 || input.dims.back() != net.inFeatures()) return std::nullopt;
+  // An embedding first looks up every index of its integer input: all of its dimensions are rows.
+  bool embedded = !net.layers.empty() && net.layers.front().vocabulary > 0;
+  for (size_t i = 1; i < net.layers.size(); ++i)
+    if (net.layers[i].vocabulary > 0) return std::nullopt;  // a lookup of floats: not a network this sizes
+  if (embedded && (input.dims.empty() || input.elementBytes != 8)) return std::nullopt;
+  if (!embedded && (input.dims.size() < 2 || input.dims.back() != net.inFeatures())) return std::nullopt;
   // Layer outputs t_1..t_n over the input t_0 (which exists anyway unless it is made for this
   // forward): which of them autograd keeps.
-  double rows = static_cast<double>(input.rows());
-  std::vector<double> tensor{rows * static_cast<double>(input.dims.back()) * bytes};
+  double rows = static_cast<double>(embedded ? input.rows() * input.dims.back() : input.rows());
+  std::vector<double> tensor{embedded ? rows * 8 : rows * static_cast<double>(input.dims.back()) * bytes};
   std::vector<bool> saved{false};
   std::vector<double> mask{0};  // what layer i saves beside the tensors (dropout's mask)
-  int64_t width = input.dims.back();
+  int64_t width = embedded ? 0 : input.dims.back();
   size_t firstCounted = inputFresh ? 2 : 3;  // saved.size() once layer 1's output is pushed
   for (const LayerSize& l : net.layers) {
     if (l.inFeatures && l.inFeatures != width) return std::nullopt;  // the stated widths do not chain

@@ -1,0 +1,27 @@
+#pragma once
+// Helpers of the static-estimate tests (estimates_test.cpp, estimates_h200_test.cpp).
+#include <string>
+#include <string_view>
+
+#include "engine/engine.h"
+
+namespace estimates_test {
+
+inline const std::string kRoot = OOMLINT_SOURCE;
+
+inline const char* const kHead =
+    "import torch\n"
+    "from torch import nn\n"
+    "import torch.nn.functional as F\n";
+
+inline const oomlint::Finding* findingWith(const oomlint::FileResult& r, std::string_view code) {
+  for (const oomlint::Finding& f : r.findings)
+    if (f.code == code) return &f;
+  return nullptr;
+}
+
+inline oomlint::FileResult check(const std::string& source) {
+  return oomlint::checkSource("estimate_case.py", source, oomlint::CheckOptions{});
+}
+
+}  // namespace estimates_test
