@@ -14,18 +14,6 @@
 using nlohmann::json;
 using namespace estimates_test;
 
-namespace {
-
-/// The estimate of the only finding of `code` in `source`; fails the test when there is no finding.
-oomlint::EstimatedCost estimateOf(const std::string& source, std::string_view code) {
-  oomlint::FileResult r = check(source);
-  const oomlint::Finding* f = findingWith(r, code);
-  EXPECT_NE(nullptr, f) << "no " << code << " in:\n" << source;
-  return f ? f->estimated : oomlint::EstimatedCost{};
-}
-
-}  // namespace
-
 TEST(Estimates, EachProbeWorkloadIsEstimatedWithinTenPercentOfTheH200Measurement) {
   std::ifstream in(kRoot + "/runtime_check/results/h200.json");
   std::stringstream ss;

@@ -14,18 +14,6 @@
 using nlohmann::json;
 using namespace estimates_test;
 
-namespace {
-
-/// The estimate of the only finding of `code` in `source`; fails the test when there is no finding.
-oomlint::EstimatedCost estimateOf(const std::string& source, std::string_view code) {
-  oomlint::FileResult r = check(source);
-  const oomlint::Finding* f = findingWith(r, code);
-  EXPECT_NE(nullptr, f) << "no " << code << " in:\n" << source;
-  return f ? f->estimated : oomlint::EstimatedCost{};
-}
-
-}  // namespace
-
 TEST(Estimates, AFloat32LossOverSixteenBitLogitsCostsThreeFloat32CopiesAtItsBackward) {
   auto with = [](const std::string& logits, const std::string& loss) {
     return std::string(kHead) + "VOCAB = 1000\n" + logits +

@@ -1,5 +1,7 @@
 #pragma once
 // Helpers of the static-estimate tests (estimates_test.cpp, estimates_h200_test.cpp).
+#include <gtest/gtest.h>
+
 #include <string>
 #include <string_view>
 
@@ -22,6 +24,14 @@ inline const oomlint::Finding* findingWith(const oomlint::FileResult& r, std::st
 
 inline oomlint::FileResult check(const std::string& source) {
   return oomlint::checkSource("estimate_case.py", source, oomlint::CheckOptions{});
+}
+
+/// The estimate of the only finding of `code` in `source`; fails the test when there is no finding.
+inline oomlint::EstimatedCost estimateOf(const std::string& source, std::string_view code) {
+  oomlint::FileResult r = check(source);
+  const oomlint::Finding* f = findingWith(r, code);
+  EXPECT_NE(nullptr, f) << "no " << code << " in:\n" << source;
+  return f ? f->estimated : oomlint::EstimatedCost{};
 }
 
 }  // namespace estimates_test

@@ -241,6 +241,26 @@ std::string verifyOnCpu(const std::string& folder, const std::string& source) {
   return out;
 }
 
+/// For the OOM102 and OOM201 findings of `--verify` JSON: the measurement was made on the
+/// workload `workloadPrefix` names and lies within 10% of the estimate. Returns how many compared.
+int shapeFaithfulMatchesEstimates(const std::string& out, const std::string& workloadPrefix) {
+  json j = json::parse(out);
+  int checked = 0;
+  for (const json& f : j) {
+    if (f["code"] != "OOM102" && f["code"] != "OOM201") continue;
+    const json& m = f["measured"];
+    EXPECT_TRUE(m.is_object() && f["estimated"].is_object()) << out;
+    if (!m.is_object() || !f["estimated"].is_object()) continue;
+    EXPECT_EQ(0u, m["workload"].get<std::string>().rfind(workloadPrefix, 0)) << m["workload"];
+    double measured = f["code"] == "OOM102" ? m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>()
+                                            : m["peak_bytes"]["delta"].get<double>();
+    double estimated = f["estimated"]["bytes"].get<double>();
+    EXPECT_LE(std::fabs(measured - estimated) / estimated, 0.10) << f["code"] << ": measured " << measured << " estimated " << estimated;
+    ++checked;
+  }
+  return checked;
+}
+
 }  // namespace
 
 TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateSays) {
@@ -254,22 +274,7 @@ TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateS
                                 "model.eval()\n"
                                 "for i in range(10):\n"
                                 "    outs.append(model(x))\n");
-  json j = json::parse(out);
-  int checked = 0;
-  for (const json& f : j) {
-    if (f["code"] != "OOM102" && f["code"] != "OOM201") continue;
-    const json& m = f["measured"];
-    const json& e = f["estimated"];
-    ASSERT_TRUE(m.is_object()) << out;
-    ASSERT_TRUE(e.is_object()) << out;
-    EXPECT_EQ(0u, m["workload"].get<std::string>().rfind("shape-faithful: the file's own layers, `nn.Sequential(", 0)) << m["workload"];
-    double measured = f["code"] == "OOM102" ? m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>()
-                                            : m["peak_bytes"]["delta"].get<double>();
-    double estimated = e["bytes"].get<double>();
-    EXPECT_LE(std::fabs(measured - estimated) / estimated, 0.10) << f["code"] << ": measured " << measured << " estimated " << estimated;
-    ++checked;
-  }
-  EXPECT_EQ(2, checked) << out;
+  EXPECT_EQ(2, shapeFaithfulMatchesEstimates(out, "shape-faithful: the file's own layers, `nn.Sequential(")) << out;
   // No temporary workload file is left behind (in the run's own $TMPDIR, see verifyOnCpu).
   for (const auto& entry : std::filesystem::directory_iterator(::testing::TempDir() + "/oomlint_verify_stated/tmp"))
     EXPECT_EQ(std::string::npos, entry.path().filename().string().find("oomlint-workload-")) << entry.path();
@@ -286,21 +291,7 @@ TEST(Verify, ALanguageModelsEmbeddingIsProbedWithTokenIds) {
                                 "model.eval()\n"
                                 "for i in range(10):\n"
                                 "    outs.append(model(tokens))\n");
-  json j = json::parse(out);
-  int checked = 0;
-  for (const json& f : j) {
-    if (f["code"] != "OOM102" && f["code"] != "OOM201") continue;
-    const json& m = f["measured"];
-    ASSERT_TRUE(m.is_object()) << out;
-    ASSERT_TRUE(f["estimated"].is_object()) << out;
-    EXPECT_EQ(0u, m["workload"].get<std::string>().rfind("shape-faithful: the file's own layers", 0)) << m["workload"];
-    double measured = f["code"] == "OOM102" ? m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>()
-                                            : m["peak_bytes"]["delta"].get<double>();
-    double estimated = f["estimated"]["bytes"].get<double>();
-    EXPECT_LE(std::fabs(measured - estimated) / estimated, 0.10) << f["code"] << ": measured " << measured << " estimated " << estimated;
-    ++checked;
-  }
-  EXPECT_EQ(2, checked) << out;
+  EXPECT_EQ(2, shapeFaithfulMatchesEstimates(out, "shape-faithful: the file's own layers")) << out;
 }
 
 TEST(Verify, ABfloat16NetworkIsProbedInBfloat16) {

@@ -235,6 +235,16 @@ std::optional<KnownShape> Sizes::batchOfLoader(NodeId forStmt, NodeId target) co
     if (el.kind == ExprKind::Name && el.text == m_.expr(target).text) index = static_cast<int>(i);
   }
   if (index < 0) return std::nullopt;
+  auto l = tensorLoader(iter);
+  if (!l) return std::nullopt;
+  auto all = shapeIn(positionalArg(m_, l->dataset, static_cast<uint32_t>(index)), 1);
+  if (!all || all->dims.empty()) return std::nullopt;
+  all->dims[0] = std::min(all->dims[0], l->batch);
+  all->source = "batches of " + std::to_string(l->batch) + " from " + at(l->loader) + " over " + all->source;
+  return all;
+}
+
+std::optional<Sizes::TensorLoader> Sizes::tensorLoader(NodeId iter) const {
   NodeId loader = f_.constructorOf(iter);
   if (loader == kNone || names::lastComponent(m_.canonical(loader)) != "DataLoader") return std::nullopt;
   auto batch = intIn(keywordArg(m_, loader, "batch_size"), nullptr, 0);
@@ -244,36 +254,24 @@ std::optional<KnownShape> Sizes::batchOfLoader(NodeId forStmt, NodeId target) co
   if (dataset == kNone) dataset = positionalArg(m_, loader, 0);
   NodeId ds = m_.expr(dataset).kind == ExprKind::Call ? dataset : f_.constructorOf(dataset);
   if (ds == kNone || names::lastComponent(m_.canonical(ds)) != "TensorDataset") return std::nullopt;
-  NodeId tensor = positionalArg(m_, ds, static_cast<uint32_t>(index));
-  auto all = shapeIn(tensor, 1);
-  if (!all || all->dims.empty()) return std::nullopt;
-  all->dims[0] = std::min(all->dims[0], *batch);
-  all->source = "batches of " + std::to_string(*batch) + " from " + at(loader) + " over " + all->source;
-  return all;
+  return TensorLoader{loader, ds, *batch};
 }
 
 std::optional<int64_t> Sizes::loaderLength(NodeId iter) const {
   // `len(DataLoader(TensorDataset(X, ...), batch_size=B))`: ceil(N / B), or floor with drop_last.
   if (m_.expr(iter).kind == ExprKind::Call && calleeName(m_, iter) == "enumerate" && m_.canonical(iter).empty())
     iter = positionalArg(m_, iter, 0);
-  NodeId loader = f_.constructorOf(iter);
-  if (loader == kNone || names::lastComponent(m_.canonical(loader)) != "DataLoader") return std::nullopt;
-  auto batch = intIn(keywordArg(m_, loader, "batch_size"), nullptr, 0);
-  if (!batch) batch = intIn(positionalArg(m_, loader, 1), nullptr, 0);
-  if (!batch || *batch <= 0) return std::nullopt;
-  NodeId dropLast = keywordArg(m_, loader, "drop_last");
+  auto l = tensorLoader(iter);
+  if (!l) return std::nullopt;
+  NodeId dropLast = keywordArg(m_, l->loader, "drop_last");
   if (dropLast != kNone && !isTrueLiteral(m_, dropLast) && !isFalseLiteral(m_, dropLast)) return std::nullopt;
   // A sampler or batch sampler decides how many batches there are.
   for (std::string_view k : {"sampler", "batch_sampler"})
-    if (keywordArg(m_, loader, k) != kNone) return std::nullopt;
-  NodeId dataset = keywordArg(m_, loader, "dataset");
-  if (dataset == kNone) dataset = positionalArg(m_, loader, 0);
-  NodeId ds = m_.expr(dataset).kind == ExprKind::Call ? dataset : f_.constructorOf(dataset);
-  if (ds == kNone || names::lastComponent(m_.canonical(ds)) != "TensorDataset") return std::nullopt;
-  auto all = shapeIn(positionalArg(m_, ds, 0), 1);
+    if (keywordArg(m_, l->loader, k) != kNone) return std::nullopt;
+  auto all = shapeIn(positionalArg(m_, l->dataset, 0), 1);
   if (!all || all->dims.empty()) return std::nullopt;
   int64_t n = all->dims[0];
-  return dropLast != kNone && isTrueLiteral(m_, dropLast) ? n / *batch : (n + *batch - 1) / *batch;
+  return dropLast != kNone && isTrueLiteral(m_, dropLast) ? n / l->batch : (n + l->batch - 1) / l->batch;
 }
 
 std::optional<int64_t> Sizes::tripCount(NodeId forStmt) const {

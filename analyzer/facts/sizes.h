@@ -145,6 +145,13 @@ class Sizes {
   std::optional<int64_t> intIn(NodeId e, const Bindings* env, int depth) const;
   std::optional<KnownShape> shapeIn(NodeId e, int depth) const;
   std::optional<KnownShape> batchOfLoader(NodeId forStmt, NodeId target) const;
+  /// `DataLoader(TensorDataset(...), batch_size=B)` with B stated: the loader's and the dataset's constructor calls.
+  struct TensorLoader {
+    NodeId loader = kNone;
+    NodeId dataset = kNone;
+    int64_t batch = 0;
+  };
+  std::optional<TensorLoader> tensorLoader(NodeId iter) const;
   /// Batches a DataLoader expression yields, when its dataset's rows and batch size are stated.
   std::optional<int64_t> loaderLength(NodeId iter) const;
   std::optional<KnownNetwork> buildNetwork(NodeId ctor, const Bindings* env, int depth) const;
