@@ -154,3 +154,27 @@ TEST(Estimates, TheExamplesEstimatesAgreeWithTheH200WithinTenPercent) {
   }
   EXPECT_EQ(3, compared);
 }
+
+TEST(Estimates, AnEmbeddingNetworksEstimatesAgreeWithItsShapeFaithfulProbeOnTheH200) {
+  // runtime_check/results/h200-embedding-verify.json: `--verify` of bench/estimates/embedding_lm.py
+  // on the H200, the probe running the file's own Embedding network on token ids.
+  std::ifstream in(kRoot + "/runtime_check/results/h200-embedding-verify.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json findings = json::parse(ss.str());
+  oomlint::FileResult now = oomlint::checkFile(kRoot + "/bench/estimates/embedding_lm.py", oomlint::CheckOptions{});
+  int compared = 0;
+  for (const json& f : findings) {
+    const json& m = f["measured"];
+    if (!m.is_object()) continue;
+    ASSERT_EQ(0u, m["workload"].get<std::string>().rfind("shape-faithful: the file's own layers", 0)) << m["workload"];
+    double measured = f["code"] == "OOM102" ? m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>()
+                                            : m["peak_bytes"]["delta"].get<double>();
+    const oomlint::Finding* fd = findingWith(now, f["code"].get<std::string>());
+    ASSERT_NE(nullptr, fd) << f["code"];
+    ASSERT_TRUE(fd->estimated.present) << fd->message;  // today's estimate, against the measurement
+    EXPECT_LE(std::fabs(fd->estimated.bytes - measured) / measured, 0.10) << f["code"] << ": " << fd->estimated.bytes << " vs " << measured;
+    ++compared;
+  }
+  EXPECT_EQ(2, compared);
+}
