@@ -326,12 +326,9 @@ NodeId transposedLastTwo(const Facts& f, NodeId e, size_t rank) {
   if (x.kind == ExprKind::Attribute && x.text == "mT") return x.lhs;
   if (x.kind != ExprKind::Call || methodName(m, e) != "transpose" || x.argCount != 2 || !m.canonical(e).empty()) return kNone;
   auto axis = [&](uint32_t i) -> std::optional<int64_t> {
-    NodeId a = positionalArg(m, e, i);
-    bool negative = m.expr(a).kind == ExprKind::UnaryOp && m.expr(a).text == "-";
-    auto v = f.sizes().intValue(negative ? m.expr(a).lhs : a);
-    if (!v) return std::nullopt;
-    int64_t n = negative ? -*v : *v;
-    return n < 0 ? n + static_cast<int64_t>(rank) : n;
+    auto n = f.sizes().intValue(positionalArg(m, e, i));
+    if (!n) return std::nullopt;
+    return *n < 0 ? *n + static_cast<int64_t>(rank) : *n;
   };
   auto a0 = axis(0), a1 = axis(1);
   int64_t last = static_cast<int64_t>(rank) - 1;

@@ -102,13 +102,19 @@ std::optional<int64_t> Sizes::intIn(NodeId e, const Bindings* env, int depth) co
       if (digits.empty() || digits.size() > 15) return std::nullopt;
       return std::stoll(digits);
     }
+    case ExprKind::UnaryOp: {  // `-1`: an axis counted from the end
+      if (x.text != "-") return std::nullopt;
+      auto v = intIn(x.lhs, env, depth + 1);
+      if (!v) return std::nullopt;
+      return -*v;
+    }
     case ExprKind::BinOp: {
       auto a = intIn(x.lhs, env, depth + 1), b = intIn(x.rhs, env, depth + 1);
       if (!a || !b) return std::nullopt;
       if (x.text == "*") return *a * *b;
       if (x.text == "+") return *a + *b;
       if (x.text == "-") return *a - *b;
-      if (x.text == "//" && *b != 0) return *a / *b;
+      if (x.text == "//" && *b > 0 && *a >= 0) return *a / *b;  // C++ truncates where Python floors
       return std::nullopt;
     }
     case ExprKind::Name: {

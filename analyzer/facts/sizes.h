@@ -75,7 +75,7 @@ struct ForwardSizes {
   std::string basis;     // the network's and the input's sources
 };
 
-/// What evaluating one tensor expression makes and keeps for backward (ExpressionGraph below).
+/// What evaluating one tensor expression makes and keeps for backward (Sizes::expressionCost).
 struct ExpressionCost {
   KnownShape shape;    // the value's shape and element size
   double saved = 0;    // bytes of tensors made by the expression that autograd keeps for backward
@@ -105,8 +105,8 @@ class Sizes {
  public:
   explicit Sizes(const Facts& facts);
 
-  /// The integer an expression states: a literal, arithmetic on known integers, a name bound
-  /// once to one (in its function or at module level). nullopt when unknown.
+  /// The integer an expression states: a literal (negated too), arithmetic on known integers, a
+  /// name bound once to one (in its function or at module level). nullopt when unknown.
   std::optional<int64_t> intValue(NodeId e) const;
   /// The shape of the tensor an expression evaluates to, when the code states it.
   std::optional<KnownShape> shapeOf(NodeId e) const;
@@ -163,6 +163,8 @@ class Sizes {
   /// this forward, so a first layer that saves it keeps it alive.
   std::optional<ForwardSizes> forwardOn(const KnownNetwork& net, int bytes, const KnownShape& input, bool eval,
                                         bool inputFresh) const;
+  /// The module a forward call runs: `model` of `model(x)` and of `model.forward(x)`.
+  NodeId moduleCalled(NodeId call) const;
   std::optional<ExpressionCost> costIn(NodeId e, const ShapeBindings& given, int depth) const;
   int moduleDtype(NodeId moduleExpr, int elementBytes, std::string_view* name = nullptr) const;
   std::string at(NodeId e) const;

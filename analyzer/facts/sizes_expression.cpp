@@ -70,10 +70,9 @@ std::optional<ExpressionCost> Sizes::costIn(NodeId e, const ShapeBindings& given
     if (dimArg == kNone) dimArg = positionalArg(m_, e, 1);
     int64_t dim = 0;
     if (dimArg != kNone) {
-      bool negative = m_.expr(dimArg).kind == ExprKind::UnaryOp && m_.expr(dimArg).text == "-";
-      auto v = intValue(negative ? m_.expr(dimArg).lhs : dimArg);
+      auto v = intValue(dimArg);
       if (!v) return std::nullopt;
-      dim = negative ? -*v : *v;
+      dim = *v;
     }
     std::vector<KnownShape> parts;
     ExpressionCost out;
@@ -123,8 +122,7 @@ std::optional<ExpressionCost> Sizes::costIn(NodeId e, const ShapeBindings& given
   }
   // A forward of a network whose layers and widths the file states.
   if (!f_.isForwardCall(e) || x.argCount != 1) return std::nullopt;
-  NodeId callee = x.lhs;
-  if (m_.expr(callee).kind == ExprKind::Attribute && m_.expr(callee).text == "forward") callee = m_.expr(callee).lhs;
+  NodeId callee = moduleCalled(e);
   const KnownNetwork* net = networkOf(callee);
   if (!net) return std::nullopt;
   int bytes = moduleDtype(callee, net->elementBytes);

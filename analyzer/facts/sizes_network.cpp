@@ -297,10 +297,15 @@ std::optional<KnownParameters> Sizes::parametersOf(NodeId moduleExpr) const {
   return KnownParameters{static_cast<double>(net->parameters()) * bytes, net->source + ", " + std::string(dtypeWord(bytes))};
 }
 
-std::optional<StatedWorkload> Sizes::workloadOf(NodeId call) const {
-  if (!forwardOf(call)) return std::nullopt;  // every size known and chaining
+NodeId Sizes::moduleCalled(NodeId call) const {
   NodeId callee = m_.expr(call).lhs;
   if (m_.expr(callee).kind == ExprKind::Attribute && m_.expr(callee).text == "forward") callee = m_.expr(callee).lhs;
+  return callee;
+}
+
+std::optional<StatedWorkload> Sizes::workloadOf(NodeId call) const {
+  if (!forwardOf(call)) return std::nullopt;  // every size known and chaining
+  NodeId callee = moduleCalled(call);
   const KnownNetwork* net = networkOf(callee);
   auto input = shapeOf(positionalArg(m_, call, 0));
   StatedWorkload w;
@@ -314,8 +319,7 @@ std::optional<StatedWorkload> Sizes::workloadOf(NodeId call) const {
 }
 
 std::optional<ForwardSizes> Sizes::forwardOf(NodeId call) const {
-  NodeId callee = m_.expr(call).lhs;
-  if (m_.expr(callee).kind == ExprKind::Attribute && m_.expr(callee).text == "forward") callee = m_.expr(callee).lhs;
+  NodeId callee = moduleCalled(call);
   const KnownNetwork* net = networkOf(callee);
   if (!net || m_.expr(call).argCount != 1) return std::nullopt;
   int bytes = moduleDtype(callee, net->elementBytes);
