@@ -84,6 +84,9 @@ int main(int argc, char** argv) {
       if (j.contains(key) && j[key].is_number_integer()) *field = j[key].get<int64_t>();
     if (j.contains("dtype") && j["dtype"].is_string()) dtypeName = j["dtype"].get<std::string>();
     if (j.contains("rows") && j["rows"].is_number_integer()) w.rows = j["rows"].get<int64_t>();
+    if (j.contains("shape") && j["shape"].is_array())
+      for (const nlohmann::json& d : j["shape"])
+        if (d.is_number_integer()) w.shape.push_back(d.get<int64_t>());
     if (j.contains("layers") && j["layers"].is_array()) {
       for (const nlohmann::json& l : j["layers"]) {
         if (!l.is_object() || !l.contains("kind") || !l["kind"].is_string()) {
@@ -96,6 +99,27 @@ int main(int argc, char** argv) {
         s.out = l.value("out", int64_t{0});
         s.bias = l.value("bias", true);
         s.p = l.value("p", 0.5);
+        auto ints = [&](const char* key, std::vector<int64_t>& out) {
+          if (l.contains(key) && l[key].is_array())
+            for (const nlohmann::json& v : l[key])
+              if (v.is_number_integer()) out.push_back(v.get<int64_t>());
+        };
+        ints("kernel", s.kernel);
+        ints("stride", s.stride);
+        ints("padding", s.padding);
+        ints("dilation", s.dilation);
+        ints("size", s.size);
+        s.groups = l.value("groups", int64_t{1});
+        s.same = l.value("same", false);
+        s.ceil = l.value("ceil", false);
+        s.start = l.value("start", int64_t{1});
+        s.end = l.value("end", int64_t{-1});
+        s.heads = l.value("heads", int64_t{0});
+        s.ff = l.value("ff", int64_t{0});
+        s.layers = l.value("layers", int64_t{1});
+        s.activation = l.value("activation", std::string("relu"));
+        s.batchFirst = l.value("batch_first", false);
+        s.bidirectional = l.value("bidirectional", false);
         w.layers.push_back(s);
       }
       if (std::string bad = checkLayers(w.layers); !bad.empty()) {

@@ -14,10 +14,23 @@ namespace oomlint::probe {
 
 /// One layer of a network a checked file states (`oomlint check --verify` passes them).
 struct LayerSpec {
-  std::string kind;  // Linear, ReLU, GELU, SiLU, Tanh, Sigmoid, Dropout, LayerNorm, Embedding (first only)
-  int64_t in = 0, out = 0;  // Embedding: in = the table's rows, out = its width
+  /// Linear, ReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, Dropout, LayerNorm, Embedding
+  /// (first only), Conv1d/2d, BatchNorm1d/2d, MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d,
+  /// Flatten, View, TransformerEncoderLayer, MultiheadAttention (self-attention), LSTM, GRU, RNN.
+  std::string kind;
+  /// Features or channels in and out. Embedding: in = the table's rows, out = its width; a
+  /// recurrent layer: out = hidden size times its directions.
+  int64_t in = 0, out = 0;
   bool bias = true;
-  double p = 0.5;  // Dropout
+  double p = 0.5;  // Dropout; attention's and stacked recurrent layers' dropout
+  std::vector<int64_t> kernel, stride, padding, dilation;  // convolutions and pooling, per spatial dimension
+  int64_t groups = 1;
+  bool same = false, ceil = false;  // padding="same"; pooling's ceil_mode
+  std::vector<int64_t> size;        // AdaptiveAvgPool's output size; View's target shape
+  int64_t start = 1, end = -1;      // Flatten
+  int64_t heads = 0, ff = 0, layers = 1;
+  std::string activation = "relu";
+  bool batchFirst = false, bidirectional = false;
 };
 
 /// The parametrised workload every probe uses (an MLP and a transformer block).
@@ -36,6 +49,8 @@ struct Workload {
   /// its batch x width input) in the probes that train or evaluate an MLP.
   std::vector<LayerSpec> layers;
   int64_t rows = 0;
+  /// The stated input's shape (token ids' shape for an Embedding first); empty: rows x inFeatures.
+  std::vector<int64_t> shape;
   /// Width of the stated network's input (0 without layers).
   int64_t inFeatures() const;
 };

@@ -4,42 +4,14 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "probe.h"
+#include "stated_network.h"
 
 namespace oomlint::probe {
-
-int64_t Workload::inFeatures() const {
-  for (const LayerSpec& l : layers)
-    if (l.kind == "Linear" || l.kind == "LayerNorm") return l.in;
-  return 0;
-}
-
-std::string checkLayers(const std::vector<LayerSpec>& layers) {
-  int64_t width = 0;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const LayerSpec& l = layers[i];
-    if (l.kind == "Embedding") {
-      // A lookup of integer indices: only the first layer can be one.
-      if (i != 0) return "an Embedding must be the first layer";
-      if (l.in <= 0 || l.out <= 0) return "Embedding needs positive sizes";
-      width = l.out;
-      continue;
-    }
-    bool sized = l.kind == "Linear" || l.kind == "LayerNorm";
-    bool known = sized || l.kind == "ReLU" || l.kind == "GELU" || l.kind == "SiLU" || l.kind == "Tanh" || l.kind == "Sigmoid" ||
-                 l.kind == "Dropout";
-    if (!known) return "unknown layer kind " + l.kind;
-    if (!sized) continue;
-    if (l.in <= 0 || (l.kind == "Linear" && l.out <= 0)) return l.kind + " needs positive sizes";
-    if (width && l.in != width) return "layer widths do not chain: " + std::to_string(width) + " then " + std::to_string(l.in);
-    width = l.kind == "Linear" ? l.out : l.in;
-  }
-  if (layers.empty() || !width) return "a layer list needs a Linear, LayerNorm or Embedding";
-  return {};
-}
 
 double slope(const std::vector<int64_t>& y) {
   size_t n = y.size();
@@ -91,34 +63,6 @@ VariantResult measure(ProbeContext& c, const std::string& name, const std::funct
 namespace {
 
 using torch::Tensor;
-
-torch::nn::Sequential makeMlp(const Workload& w) {
-  torch::nn::Sequential s;
-  for (const LayerSpec& l : w.layers) {
-    if (l.kind == "Linear") s->push_back(torch::nn::Linear(torch::nn::LinearOptions(l.in, l.out).bias(l.bias)));
-    else if (l.kind == "Embedding") s->push_back(torch::nn::Embedding(l.in, l.out));
-    else if (l.kind == "ReLU") s->push_back(torch::nn::ReLU());
-    else if (l.kind == "GELU") s->push_back(torch::nn::GELU());
-    else if (l.kind == "SiLU") s->push_back(torch::nn::SiLU());
-    else if (l.kind == "Tanh") s->push_back(torch::nn::Tanh());
-    else if (l.kind == "Sigmoid") s->push_back(torch::nn::Sigmoid());
-    else if (l.kind == "Dropout") s->push_back(torch::nn::Dropout(l.p));
-    else if (l.kind == "LayerNorm") s->push_back(torch::nn::LayerNorm(torch::nn::LayerNormOptions({l.in})));
-  }
-  for (int64_t i = 0; w.layers.empty() && i < w.depth; ++i) {
-    s->push_back(torch::nn::Linear(w.width, w.width));
-    s->push_back(torch::nn::GELU());
-  }
-  s->to(w.device, w.dtype);
-  return s;
-}
-
-Tensor input(const Workload& w) {
-  if (!w.layers.empty() && w.layers.front().kind == "Embedding")  // token ids, one per row
-    return torch::randint(0, w.layers.front().in, {w.rows}, torch::TensorOptions().device(w.device).dtype(torch::kLong));
-  if (!w.layers.empty()) return torch::randn({w.rows, w.inFeatures()}, torch::TensorOptions().device(w.device).dtype(w.dtype));
-  return torch::randn({w.batch, w.width}, torch::TensorOptions().device(w.device).dtype(w.dtype));
-}
 
 /// Token rows (batch x sequence) through the MLP: activations dominate, as in a transformer, so the
 /// forward peak is the step's peak.

@@ -59,11 +59,12 @@ nlohmann::json toJson(const std::vector<ProbeResult>& results, const Provenance&
   }
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerSpec& l : w.layers) layers.push_back({{"kind", l.kind}, {"in", l.in}, {"out", l.out}});
+  nlohmann::json shape = w.shape;
   return {{"provenance", {{"device", p.device}, {"libtorch", p.libtorch}, {"driver", p.driver}, {"date", p.date}, {"command", p.command}}},
           {"workload",
            {{"width", w.width}, {"depth", w.depth}, {"heads", w.heads}, {"batch", w.batch}, {"seq", w.seq}, {"vocab", w.vocab},
             {"steps", w.steps}, {"accum", w.accum}, {"dtype", std::string(c10::toString(w.dtype))}, {"device", w.device.str()},
-            {"layers", layers}, {"rows", w.rows}}},
+            {"layers", layers}, {"rows", w.rows}, {"shape", shape}}},
           {"probes", probes}};
 }
 

@@ -231,7 +231,7 @@ TEST(Estimates, AnUnknownSizeMeansNoEstimate) {
   const std::pair<const char*, std::string> cases[] = {
       {"a width from the command line",
        "import sys\nW = int(sys.argv[1])\nmodel = nn.Sequential(nn.Linear(W, 64), nn.ReLU()).cuda()\n" + input},
-      {"a layer that needs spatial sizes", "model = nn.Sequential(nn.Conv2d(3, 64, 3), nn.ReLU()).cuda()\n" + input},
+      {"a convolution over rows of features", "model = nn.Sequential(nn.Conv2d(3, 64, 3), nn.ReLU()).cuda()\n" + input},
       {"layers from a list", "layers = [nn.Linear(64, 64), nn.ReLU()]\nmodel = nn.Sequential(*layers).cuda()\n" + input},
       {"a batch size from a config", sized + "x = torch.randn(cfg.batch, 64, device='cuda')\n"},
       {"an input whose width does not chain", sized + "x = torch.randn(4, 32, device='cuda')\n"},

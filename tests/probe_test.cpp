@@ -294,6 +294,78 @@ TEST(Verify, ALanguageModelsEmbeddingIsProbedWithTokenIds) {
   EXPECT_EQ(2, shapeFaithfulMatchesEstimates(out, "shape-faithful: the file's own layers")) << out;
 }
 
+TEST(Verify, AConvolutionalNetworkIsProbedWithItsOwnLayersOnItsImages) {
+  // Conv2d, BatchNorm2d, max pooling and a flatten in a module class: the probe builds them and
+  // runs them on the stated (batch, channels, height, width) input; what it measures is the estimate.
+  std::string out = verifyOnCpu("oomlint_verify_conv",
+                                "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n"
+                                "class Net(nn.Module):\n"
+                                "    def __init__(self):\n"
+                                "        super().__init__()\n"
+                                "        self.conv = nn.Conv2d(3, 16, 3, padding=1)\n"
+                                "        self.bn = nn.BatchNorm2d(16)\n"
+                                "        self.pool = nn.MaxPool2d(2)\n"
+                                "        self.fc = nn.Linear(16 * 8 * 8, 10)\n"
+                                "    def forward(self, x):\n"
+                                "        x = self.pool(F.relu(self.bn(self.conv(x))))\n"
+                                "        return self.fc(torch.flatten(x, 1))\n\n"
+                                "model = Net()\n"
+                                "x = torch.randn(8, 3, 16, 16)\n"
+                                "outs = []\n"
+                                "model.eval()\n"
+                                "for i in range(10):\n"
+                                "    outs.append(model(x))\n");
+  EXPECT_EQ(2, shapeFaithfulMatchesEstimates(out, "shape-faithful: the file's own layers, `Net()`")) << out;
+}
+
+TEST(Verify, AttentionAndRecurrentLayersAreProbedWithoutAnEstimate) {
+  // A TransformerEncoderLayer and self-attention (batch first), and an LSTM language model: the
+  // probe builds and measures them; no formula sizes them, so the findings carry no estimate.
+  const std::pair<const char*, std::string> files[] = {
+      {"oomlint_verify_attention",
+       "class Net(nn.Module):\n"
+       "    def __init__(self):\n"
+       "        super().__init__()\n"
+       "        self.block = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True)\n"
+       "        self.attn = nn.MultiheadAttention(32, 4, batch_first=True)\n"
+       "    def forward(self, x):\n"
+       "        h = self.block(x)\n"
+       "        h, _ = self.attn(h, h, h)\n"
+       "        return h\n\n"
+       "model = Net()\n"
+       "x = torch.randn(4, 16, 32)\n"},
+      {"oomlint_verify_lstm",
+       "class Net(nn.Module):\n"
+       "    def __init__(self):\n"
+       "        super().__init__()\n"
+       "        self.embed = nn.Embedding(500, 32)\n"
+       "        self.rnn = nn.LSTM(32, 64, num_layers=2, batch_first=True)\n"
+       "        self.head = nn.Linear(64, 500)\n"
+       "    def forward(self, x):\n"
+       "        out, _ = self.rnn(self.embed(x))\n"
+       "        return self.head(out)\n\n"
+       "model = Net()\n"
+       "x = torch.randint(0, 500, (4, 16))\n"},
+  };
+  for (const auto& [dir, model] : files) {
+    std::string out = verifyOnCpu(dir, "import torch\nfrom torch import nn\n\n" + model +
+                                           "outs = []\nmodel.eval()\nfor i in range(10):\n    outs.append(model(x))\n");
+    json j = json::parse(out);
+    int measured = 0;
+    for (const json& f : j) {
+      if (f["code"] != "OOM102") continue;
+      const json& m = f["measured"];
+      ASSERT_TRUE(m.is_object()) << out;
+      EXPECT_EQ(0u, m["workload"].get<std::string>().rfind("shape-faithful: the file's own layers, `Net()`", 0)) << m["workload"];
+      EXPECT_FALSE(f.contains("estimated") && f["estimated"].is_object()) << out;
+      // The stored outputs keep their graphs: the anti-pattern grows, the fix does not.
+      EXPECT_GT(m["growth_bytes_per_step"]["anti"].get<double>(), 2 * m["growth_bytes_per_step"]["fix"].get<double>()) << out;
+      ++measured;
+    }
+    EXPECT_EQ(1, measured) << dir << ": " << out;
+  }
+}
+
 TEST(Verify, ABfloat16NetworkIsProbedInBfloat16) {
   // The probe's dtype is the file's: `.bfloat16()` on the module, with a LayerNorm in the chain.
   // On the CPU only the stored outputs are compared with the estimate (OOM102): CPU bf16 kernels

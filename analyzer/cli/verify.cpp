@@ -54,6 +54,33 @@ std::map<std::string, std::pair<long, std::string>> sizesFromSource(const std::s
   return out;
 }
 
+/// One layer as the probe's `--workload` reads it (runtime_check/probe.h, LayerSpec), with its
+/// output shape; null for a kind the probe cannot build.
+nlohmann::json layerJson(const LayerSize& l, const std::vector<int64_t>& output) {
+  static const std::set<std::string> kinds = {
+      "Linear", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Embedding", "Softmax", "LogSoftmax",
+      "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Flatten", "View", "TransformerEncoderLayer", "MultiheadAttention",
+      "LSTM", "GRU", "RNN"};
+  if (!kinds.count(l.kind)) return nullptr;
+  nlohmann::json j = {{"kind", l.kind}};
+  if (l.vocabulary) j.update({{"in", l.vocabulary}, {"out", l.outFeatures}});
+  else if (l.inFeatures) j.update({{"in", l.inFeatures}, {"out", l.outFeatures ? l.outFeatures : l.inFeatures}});
+  if (l.kind == "Linear" || l.kind.rfind("Conv", 0) == 0 || l.kind.rfind("BatchNorm", 0) == 0) j["bias"] = l.bias;
+  if (l.kind == "Dropout" || l.kind == "TransformerEncoderLayer" || l.kind == "MultiheadAttention" || l.stacked > 1) j["p"] = l.dropout;
+  if (!l.kernel.empty())
+    j.update({{"kernel", l.kernel}, {"stride", l.stride}, {"padding", l.padding}, {"dilation", l.dilation}, {"ceil", l.ceilMode}});
+  if (l.kind.rfind("Conv", 0) == 0) j.update({{"groups", l.groups}, {"same", l.samePadding}});
+  if (l.kind.rfind("Adaptive", 0) == 0) j["size"] = l.view;
+  if (l.kind == "Flatten") j.update({{"start", l.startDim}, {"end", l.endDim}});
+  if (l.kind == "View") j["size"] = output;  // the target with -1 and the input's dimensions resolved
+  if (l.heads) j.update({{"heads", l.heads}, {"ff", l.feedforward}, {"activation", l.activation}});
+  if (l.kind == "TransformerEncoderLayer" || l.kind == "MultiheadAttention" || l.stacked > 1 || l.kind == "LSTM" ||
+      l.kind == "GRU" || l.kind == "RNN")
+    j.update({{"batch_first", l.batchFirst}, {"layers", l.stacked}, {"bidirectional", l.bidirectional}});
+  return j;
+}
+
 /// The probe workload a Python file states: the layers, input rows and dtype of its first forward
 /// whose sizes are all known (facts/sizes.h), as `--workload` JSON; null when there is none.
 /// Layers the probe cannot build, and dtypes it has no name for (f64), fall back to the generic
@@ -70,19 +97,14 @@ nlohmann::json statedWorkload(const FileResult& r, std::string& basis) {
     if (!w || (w->dtype != "f32" && w->dtype != "bf16" && w->dtype != "f16")) continue;
     nlohmann::json layers = nlohmann::json::array();
     bool buildable = true;
-    for (const LayerSize& l : w->layers) {
-      static const std::set<std::string> kinds = {"Linear", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Embedding"};
-      if (!kinds.count(l.kind)) buildable = false;
-      nlohmann::json j = {{"kind", l.kind}};
-      if (l.kind == "Linear") j.update({{"in", l.inFeatures}, {"out", l.outFeatures}, {"bias", l.bias}});
-      if (l.kind == "LayerNorm") j["in"] = l.inFeatures;
-      if (l.kind == "Embedding") j.update({{"in", l.vocabulary}, {"out", l.outFeatures}});
-      if (l.kind == "Dropout") j["p"] = l.dropout;
+    for (size_t i = 0; i < w->layers.size(); ++i) {
+      nlohmann::json j = layerJson(w->layers[i], w->shapes[i]);
+      if (j.is_null()) buildable = false;
       layers.push_back(j);
     }
     if (!buildable) continue;
     basis = w->basis;
-    return {{"layers", layers}, {"rows", w->rows}, {"dtype", w->dtype}};
+    return {{"layers", layers}, {"rows", w->rows}, {"shape", w->input}, {"dtype", w->dtype}};
   }
   return nullptr;
 }

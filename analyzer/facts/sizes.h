@@ -5,7 +5,8 @@
 /// one that says "this keeps the graph". The sizes come only from what the file states: integer
 /// literals and names bound once to them (module constants, a constructor's arguments or its
 /// parameters' defaults), layer constructors with such sizes (`nn.Linear(4096, 4096)`, a first
-/// `nn.Embedding(32000, 4096)` over integer token ids), tensor
+/// `nn.Embedding(32000, 4096)` over integer token ids, `nn.Conv2d(3, 64, 3, padding=1)`, pooling,
+/// batch norm; sizes_layers.cpp lists them), reshapes of a forward's value, tensor
 /// factories (`torch.randn(32, 4096)`), a DataLoader's `batch_size` over a TensorDataset of
 /// factory tensors, the model's dtype (`.bfloat16()`, `.to(dtype=torch.float16)`). Anything else
 /// (a command-line argument, a config object, a layer this file cannot size, control flow in a
@@ -45,9 +46,36 @@ struct LayerSize {
   int64_t parameters = 0;
   Saves saves = Saves::Nothing;
   int extraBytesPerElement = 0;  // dropout's boolean mask
+  int indexBytesPerElement = 0;  // max pooling's int64 indices: kept with autograd on, transient under no_grad
   int64_t savedBytesPerRow = 0;  // LayerNorm's mean and reciprocal deviation, float32 per row
+  int64_t fixedSavedBytes = 0;   // BatchNorm's per-channel mean and reciprocal deviation
   bool identityInEval = false;   // dropout: returns its input in eval mode
+  /// Convolutions and pooling: how many trailing dimensions are spatial (1 or 2), and per spatial
+  /// dimension the kernel, stride, padding and dilation; `samePadding` for padding="same".
+  int spatial = 0;
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  bool samePadding = false;
+  bool ceilMode = false;
+  int64_t groups = 1;
+  /// Reshapes that return a view of their input (no new memory): Flatten's dimensions, View's
+  /// target (kKeepDim + k: the input's dimension k; -1: inferred). AdaptiveAvgPool's output size.
+  static constexpr int64_t kKeepDim = -1000;
+  int64_t startDim = 1, endDim = -1;
+  std::vector<int64_t> view;
+  bool aliasesInput = false;
+  /// Attention and recurrent layers: heads, feed-forward width, stacked layers, the batch-first
+  /// layout, both directions, the activation's name ("relu", "gelu").
+  int64_t heads = 0, feedforward = 0, stacked = 1;
+  bool batchFirst = false, bidirectional = false;
+  std::string activation;
+  /// What autograd keeps inside the layer is modelled: false for attention and recurrent layers,
+  /// whose kernels (fused attention, cuDNN's reserve space) decide it. Such a network still has
+  /// shapes (a probe can build it) but no estimate.
+  bool costKnown = true;
 };
+
+/// The shape a layer maps `in` to, when the layer accepts it (channels, widths and ranks agree).
+std::optional<std::vector<int64_t>> layerOutput(const LayerSize& layer, const std::vector<int64_t>& in);
 
 /// What an elementwise activation keeps for backward, by its torch function's or tensor method's
 /// name: "tanh", "relu", "sigmoid" their output; "gelu", "silu" their input.
@@ -89,6 +117,8 @@ using ShapeBindings = std::unordered_map<std::string_view, KnownShape>;
 /// A forward the probe can rebuild: the network's layers, the input's rows, the dtype.
 struct StatedWorkload {
   std::vector<LayerSize> layers;
+  std::vector<std::vector<int64_t>> shapes;  // each layer's output shape
+  std::vector<int64_t> input;                // the input's shape (token ids for an Embedding first)
   int64_t rows = 0;
   int elementBytes = 4;
   std::string dtype = "f32";  // the probe's name for the parameters' dtype: f32, bf16, f16, f64
@@ -156,6 +186,20 @@ class Sizes {
   std::optional<int64_t> loaderLength(NodeId iter) const;
   std::optional<KnownNetwork> buildNetwork(NodeId ctor, const Bindings* env, int depth) const;
   bool appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwork& net) const;
+  /// One torch.nn layer's sizes from its constructor call (sizes_layers.cpp); false when any is unknown.
+  bool readLayer(NodeId ctor, std::string_view cls, const Bindings* env, LayerSize& layer) const;
+  /// Integers given as one int or a tuple of `n` (`kernel_size=3`, `(3, 3)`); empty when unknown.
+  std::vector<int64_t> intsIn(NodeId e, const Bindings* env, size_t n) const;
+  /// A pooling window (`base` MaxPool or AvgPool) from its kernel, stride (None: the kernel),
+  /// padding and dilation arguments.
+  bool poolWindow(LayerSize& layer, std::string_view base, int spatial, NodeId kernel, NodeId stride, NodeId padding,
+                  NodeId dilation, const Bindings* env) const;
+  /// A functional op or reshape of a forward's chained value, as a layer: `torch.flatten(x, 1)`,
+  /// `x.view(x.size(0), -1)`, `F.max_pool2d(x, 2)`, `F.log_softmax(x, dim=1)`; `value` is set to
+  /// the expression it applies to.
+  bool functionalLayer(NodeId e, LayerSize& layer, NodeId& value) const;
+  /// Every layer's output shape on `input`, when the network accepts it.
+  std::optional<std::vector<std::vector<int64_t>>> chainShapes(const KnownNetwork& net, const KnownShape& input) const;
   std::optional<KnownNetwork> classNetwork(int32_t cls, NodeId ctor, int depth) const;
   /// The element size of the module's parameters (0: conversions disagree), and in `*name` the
   /// dtype's floatName ("" when the file converts to none and it stays float32's "f32").

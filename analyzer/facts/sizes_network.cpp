@@ -23,18 +23,8 @@ std::string_view nnClass(const std::string& canonical) {
   return names::lastComponent(canonical);
 }
 
-std::optional<LayerSize::Saves> activationSaves(std::string_view cls) {
-  for (std::string_view s : {"GELU", "SiLU", "LeakyReLU", "ELU", "Mish", "Softplus", "Hardswish"})
-    if (cls == s) return LayerSize::Saves::Input;
-  for (std::string_view s : {"ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"})
-    if (cls == s) return LayerSize::Saves::Output;
-  return std::nullopt;
-}
-
-std::optional<LayerSize::Saves> functionalSaves(const std::string& canonical) {
-  if (!startsWith(canonical, "torch.")) return std::nullopt;
-  return elementwiseSaves(names::lastComponent(canonical));
-}
+/// Attention and recurrent layers return (output, weights or state): a Sequential cannot chain them.
+bool returnsPair(std::string_view cls) { return cls == "MultiheadAttention" || cls == "LSTM" || cls == "GRU" || cls == "RNN"; }
 
 std::string humanCount(int64_t n) {
   char buf[32];
@@ -85,56 +75,7 @@ bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwor
   layer.name = std::string(cls) + "()";
   layer.kind = std::string(cls);
   if (keywordArg(m_, ctor, "dtype") != kNone || keywordArg(m_, ctor, "device") != kNone) return false;
-  if (cls == "Linear") {
-    NodeId inArg = keywordArg(m_, ctor, "in_features"), outArg = keywordArg(m_, ctor, "out_features");
-    if (inArg == kNone) inArg = positionalArg(m_, ctor, 0);
-    if (outArg == kNone) outArg = positionalArg(m_, ctor, 1);
-    auto in = intIn(inArg, env, 0), out = intIn(outArg, env, 0);
-    if (!in || !out || *in <= 0 || *out <= 0) return false;
-    NodeId bias = keywordArg(m_, ctor, "bias");
-    if (bias == kNone) bias = positionalArg(m_, ctor, 2);
-    if (bias != kNone && !isTrueLiteral(m_, bias) && !isFalseLiteral(m_, bias)) return false;
-    layer.inFeatures = *in;
-    layer.outFeatures = *out;
-    layer.parameters = *in * *out + (isFalseLiteral(m_, bias) ? 0 : *out);
-    layer.bias = !isFalseLiteral(m_, bias);
-    layer.saves = LayerSize::Saves::Input;
-    layer.name = "Linear(" + std::to_string(*in) + ", " + std::to_string(*out) + ")";
-  } else if (cls == "Embedding") {
-    // A lookup table: it saves the indices it is given (which exist anyway), not its output.
-    NodeId numArg = keywordArg(m_, ctor, "num_embeddings"), dimArg = keywordArg(m_, ctor, "embedding_dim");
-    if (numArg == kNone) numArg = positionalArg(m_, ctor, 0);
-    if (dimArg == kNone) dimArg = positionalArg(m_, ctor, 1);
-    auto num = intIn(numArg, env, 0), dim = intIn(dimArg, env, 0);
-    if (!num || !dim || *num <= 0 || *dim <= 0) return false;
-    // max_norm renormalises rows in place, sparse makes sparse gradients: not this plain lookup.
-    for (std::string_view k : {"max_norm", "sparse", "_weight"})
-      if (keywordArg(m_, ctor, k) != kNone) return false;
-    if (positionalArg(m_, ctor, 3) != kNone) return false;  // max_norm and later, positionally
-    layer.vocabulary = *num;
-    layer.outFeatures = *dim;
-    layer.parameters = *num * *dim;
-    layer.name = "Embedding(" + std::to_string(*num) + ", " + std::to_string(*dim) + ")";
-  } else if (cls == "LayerNorm") {
-    auto n = intIn(positionalArg(m_, ctor, 0), env, 0);
-    if (!n || *n <= 0) return false;
-    layer.parameters = 2 * *n;
-    layer.inFeatures = *n;  // normalizes a last dimension of n: the widths must chain through it
-    layer.savedBytesPerRow = 8;
-    layer.saves = LayerSize::Saves::Input;
-    layer.name = "LayerNorm(" + std::to_string(*n) + ")";
-  } else if (cls == "Dropout") {
-    layer.extraBytesPerElement = 1;  // the boolean mask, in training
-    layer.identityInEval = true;
-    NodeId p = keywordArg(m_, ctor, "p");
-    if (p == kNone) p = positionalArg(m_, ctor, 0);
-    if (p != kNone && m_.expr(p).kind != ExprKind::Number) return false;
-    if (p != kNone) layer.dropout = std::strtod(std::string(m_.expr(p).text).c_str(), nullptr);
-  } else if (auto saves = activationSaves(cls)) {
-    layer.saves = *saves;
-  } else {
-    return false;  // a layer this file cannot size (convolutions need spatial sizes)
-  }
+  if (!readLayer(ctor, cls, env, layer)) return false;  // a layer this file cannot size
   net.layers.push_back(std::move(layer));
   return true;
 }
@@ -145,7 +86,7 @@ std::optional<KnownNetwork> Sizes::buildNetwork(NodeId ctor, const Bindings* env
     for (const Arg& a : argsOf(m_, m_.expr(ctor))) {
       if (!a.keyword.empty()) return std::nullopt;  // `*layers`, OrderedDict: not read
       NodeId layer = m_.expr(a.value).kind == ExprKind::Call ? a.value : f_.constructorOf(a.value);
-      if (!appendLayer(layer, env, depth, net)) return std::nullopt;
+      if (returnsPair(nnClass(m_.canonical(layer))) || !appendLayer(layer, env, depth, net)) return std::nullopt;
     }
   } else if (!appendLayer(ctor, env, depth, net)) {
     return std::nullopt;
@@ -185,49 +126,66 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
     else submodules[t.text] = m_.expr(st.value).kind == ExprKind::Call ? st.value : kNone;
   }
   // The forward must be one chain through one variable: `x = self.fc1(x)`, `x = F.relu(x)`,
-  // `return self.fc2(x)`. Any other statement or call leaves the network unknown.
+  // `out, _ = self.lstm(x)`, `return self.fc2(out)`. Any other statement or call leaves the
+  // network unknown.
   const Function& ff = m_.functions[forward];
   if (ff.paramCount != 2) return std::nullopt;
   std::string_view var = m_.params[ff.firstParam + 1].name;
   KnownNetwork net;
   bool returned = false;
-  // The layers one expression applies to `var`, innermost first.
-  std::function<bool(NodeId)> chain = [&](NodeId e) -> bool {
+  auto isVar = [&](NodeId e) { return m_.expr(e).kind == ExprKind::Name && m_.expr(e).text == var; };
+  std::function<bool(NodeId, bool)> chain;
+  // `self.fc1(...)` of a submodule `__init__` assigns; `pair`: the call's value is unpacked or
+  // indexed as (output, state), which only attention and recurrent layers return.
+  auto submoduleCall = [&](NodeId e, bool pair) -> bool {
     const Expr& x = m_.expr(e);
-    if (x.kind == ExprKind::Name) return x.text == var;
-    if (x.kind != ExprKind::Call || x.argCount != 1 || !m_.args[x.firstArg].keyword.empty()) return false;
-    if (!chain(m_.args[x.firstArg].value)) return false;
-    const Expr& callee = m_.expr(x.lhs);
-    if (callee.kind == ExprKind::Attribute && isSelfName(m_, callee.lhs)) {
-      auto it = submodules.find(callee.text);
-      if (it == submodules.end() || it->second == kNone) return false;
-      KnownNetwork part;
-      if (!appendLayer(it->second, &env, depth + 1, part)) return false;
-      net.layers.insert(net.layers.end(), part.layers.begin(), part.layers.end());
-      return true;
+    auto it = submodules.find(m_.expr(x.lhs).text);
+    if (it == submodules.end() || it->second == kNone) return false;
+    KnownNetwork part;
+    if (!appendLayer(it->second, &env, depth + 1, part)) return false;
+    std::string_view cls = nnClass(m_.canonical(it->second));
+    if (returnsPair(cls) != pair) return false;
+    if (cls == "MultiheadAttention") {
+      // Self-attention: `attn(x, x, x)`, the chained value three times and nothing else.
+      if (x.argCount != 3 || positionalArg(m_, e, 2) == kNone) return false;
+      for (uint32_t i = 0; i < 3; ++i)
+        if (!isVar(positionalArg(m_, e, i))) return false;
+    } else if (x.argCount != 1 || !m_.args[x.firstArg].keyword.empty() || !chain(m_.args[x.firstArg].value, false)) {
+      return false;
     }
-    auto saves = functionalSaves(m_.canonical(e));
-    if (!saves) return false;
-    LayerSize act;
-    std::string_view fn = names::lastComponent(m_.canonical(e));
-    act.name = std::string(fn) + "()";
-    act.kind = fn == "relu" ? "ReLU" : fn == "gelu" ? "GELU" : fn == "silu" ? "SiLU" : fn == "tanh" ? "Tanh" : fn == "sigmoid" ? "Sigmoid" : "";
-    act.saves = *saves;
-    net.layers.push_back(act);
+    net.layers.insert(net.layers.end(), part.layers.begin(), part.layers.end());
+    return true;
+  };
+  chain = [&](NodeId e, bool pair) -> bool {
+    const Expr& x = m_.expr(e);
+    if (x.kind == ExprKind::Name) return !pair && x.text == var;
+    // `self.lstm(x)[0]`: the output of an (output, state) pair.
+    if (x.kind == ExprKind::Subscript) return !pair && intValue(x.rhs) == std::optional<int64_t>(0) && chain(x.lhs, true);
+    if (x.kind != ExprKind::Call) return false;
+    const Expr& callee = m_.expr(x.lhs);
+    if (callee.kind == ExprKind::Attribute && isSelfName(m_, callee.lhs)) return submoduleCall(e, pair);
+    LayerSize layer;
+    NodeId value = kNone;
+    if (pair || !functionalLayer(e, layer, value) || !chain(value, false)) return false;
+    net.layers.push_back(layer);
     return true;
   };
   for (NodeId s : f_.statementsOf(forward)) {
     const Stmt& st = m_.stmt(s);
     if (returned) return std::nullopt;
     if (st.kind == StmtKind::Return) {
-      if (!chain(st.value)) return std::nullopt;
+      if (!chain(st.value, false)) return std::nullopt;
       returned = true;
-    } else if (st.kind == StmtKind::Assign && st.targets.count == 1 && m_.expr(st.target).kind == ExprKind::Name &&
-               m_.expr(st.target).text == var) {
-      if (!chain(st.value)) return std::nullopt;
-    } else {
-      return std::nullopt;
+      continue;
     }
+    if (st.kind != StmtKind::Assign || st.targets.count != 1) return std::nullopt;
+    const Expr& t = m_.expr(st.target);
+    // `out = ...`: the chain goes on through the new name. `out, _ = self.lstm(x)`: through the
+    // pair's first element.
+    bool pair = t.kind == ExprKind::Container && t.argCount == 2 && m_.expr(m_.args[t.firstArg].value).kind == ExprKind::Name;
+    NodeId name = pair ? m_.args[t.firstArg].value : st.target;
+    if (m_.expr(name).kind != ExprKind::Name || !chain(st.value, pair)) return std::nullopt;
+    var = m_.expr(name).text;
   }
   if (!returned || net.layers.empty()) return std::nullopt;
   return net;
@@ -303,16 +261,43 @@ NodeId Sizes::moduleCalled(NodeId call) const {
   return callee;
 }
 
+std::optional<std::vector<std::vector<int64_t>>> Sizes::chainShapes(const KnownNetwork& net, const KnownShape& input) const {
+  // An embedding first looks up every index of its integer input; any other network maps float
+  // features, at least (rows, width).
+  bool embedded = !net.layers.empty() && net.layers.front().vocabulary > 0;
+  if (embedded ? input.dims.empty() || input.elementBytes != 8 : input.dims.size() < 2) return std::nullopt;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<int64_t> shape = input.dims;
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    const LayerSize& l = net.layers[i];
+    if (i == 0 && embedded) {
+      shape.push_back(l.outFeatures);
+    } else {
+      auto out = layerOutput(l, shape);  // an Embedding past the first layer: a lookup of floats, refused
+      if (!out) return std::nullopt;     // the stated sizes do not chain
+      shape = std::move(*out);
+    }
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
+
 std::optional<StatedWorkload> Sizes::workloadOf(NodeId call) const {
-  if (!forwardOf(call)) return std::nullopt;  // every size known and chaining
   NodeId callee = moduleCalled(call);
   const KnownNetwork* net = networkOf(callee);
+  if (!net || m_.expr(call).argCount != 1) return std::nullopt;
   auto input = shapeOf(positionalArg(m_, call, 0));
+  if (!input) return std::nullopt;
+  auto shapes = chainShapes(*net, *input);
+  if (!shapes) return std::nullopt;
   StatedWorkload w;
   w.layers = net->layers;
-  w.rows = input->rows() * (!net->layers.empty() && net->layers.front().vocabulary > 0 ? input->dims.back() : 1);
+  w.shapes = std::move(*shapes);
+  w.input = input->dims;
+  w.rows = input->rows() * (net->layers.front().vocabulary > 0 ? input->dims.back() : 1);
   std::string_view dtype;
   w.elementBytes = moduleDtype(callee, net->elementBytes, &dtype);
+  if (!w.elementBytes) return std::nullopt;
   w.dtype = std::string(dtype);
   w.basis = net->source + ", input " + input->source;
   return w;
@@ -332,44 +317,55 @@ std::optional<ForwardSizes> Sizes::forwardOf(NodeId call) const {
 
 std::optional<ForwardSizes> Sizes::forwardOn(const KnownNetwork& net, int bytes, const KnownShape& input, bool eval,
                                              bool inputFresh) const {
-  // An embedding first looks up every index of its integer input: all of its dimensions are rows.
-  bool embedded = !net.layers.empty() && net.layers.front().vocabulary > 0;
-  for (size_t i = 1; i < net.layers.size(); ++i)
-    if (net.layers[i].vocabulary > 0) return std::nullopt;  // a lookup of floats: not a network this sizes
-  if (embedded && (input.dims.empty() || input.elementBytes != 8)) return std::nullopt;
-  if (!embedded && (input.dims.size() < 2 || input.dims.back() != net.inFeatures())) return std::nullopt;
+  for (const LayerSize& l : net.layers)
+    if (!l.costKnown) return std::nullopt;  // attention, recurrent layers: their kernels decide what they keep
+  auto shapes = chainShapes(net, input);
+  if (!shapes) return std::nullopt;
+  auto numel = [](const std::vector<int64_t>& s) {
+    double n = 1;
+    for (int64_t d : s) n *= static_cast<double>(d);
+    return n;
+  };
   // Layer outputs t_1..t_n over the input t_0 (which exists anyway unless it is made for this
-  // forward): which of them autograd keeps.
-  double rows = static_cast<double>(embedded ? input.rows() * input.dims.back() : input.rows());
-  std::vector<double> tensor{embedded ? rows * 8 : rows * static_cast<double>(input.dims.back()) * bytes};
+  // forward): the bytes each one allocates (none for a view of its input, which shares its base's
+  // storage) and which of them autograd keeps.
+  bool embedded = net.layers.front().vocabulary > 0;
+  std::vector<double> tensor{numel(input.dims) * (embedded ? 8 : bytes)};
+  std::vector<size_t> base{0};  // the tensor whose storage t_i is
   std::vector<bool> saved{false};
-  std::vector<double> mask{0};  // what layer i saves beside the tensors (dropout's mask)
-  int64_t width = embedded ? 0 : input.dims.back();
-  size_t firstCounted = inputFresh ? 2 : 3;  // saved.size() once layer 1's output is pushed
-  for (const LayerSize& l : net.layers) {
-    if (l.inFeatures && l.inFeatures != width) return std::nullopt;  // the stated widths do not chain
+  std::vector<double> mask{0};   // what layer i keeps beside the tensors (dropout's mask, pooling's indices)
+  std::vector<double> scratch{0};  // what layer i allocates only while it runs under no_grad
+  size_t firstCounted = inputFresh ? 0 : 1;  // tensors below this index exist anyway
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    const LayerSize& l = net.layers[i];
     if (eval && l.identityInEval) continue;
-    if (l.outFeatures) width = l.outFeatures;
-    tensor.push_back(rows * static_cast<double>(width) * bytes);
+    double n = numel((*shapes)[i]);
+    size_t self = tensor.size();
+    tensor.push_back(l.aliasesInput ? 0 : n * bytes);
+    base.push_back(l.aliasesInput ? base.back() : self);
     saved.push_back(l.saves == LayerSize::Saves::Output);
-    if (l.saves == LayerSize::Saves::Input && saved.size() >= firstCounted) saved[saved.size() - 2] = true;
-    mask.push_back((eval ? 0 : rows * static_cast<double>(width) * l.extraBytesPerElement) + rows * static_cast<double>(l.savedBytesPerRow));
+    if (l.saves == LayerSize::Saves::Input && base[self - 1] >= firstCounted) saved[base[self - 1]] = true;
+    double rows = (*shapes)[i].empty() ? 1 : n / static_cast<double>((*shapes)[i].back());
+    mask.push_back((eval ? 0 : n * l.extraBytesPerElement) + n * l.indexBytesPerElement + rows * static_cast<double>(l.savedBytesPerRow) +
+                   static_cast<double>(l.fixedSavedBytes));
+    scratch.push_back(n * l.indexBytesPerElement);
   }
   ForwardSizes out;
   out.elementBytes = bytes;
-  // Layer i runs with its input t_{i-1} live and everything saved before it kept: the forward's
-  // peak is the largest such moment, with autograd on and off.
+  // Layer i runs with its input live and everything saved before it kept: the forward's peak is
+  // the largest such moment, with autograd on and off.
   double kept = saved[0] ? tensor[0] : 0;
   for (size_t i = 1; i < tensor.size(); ++i) {
-    double in = i >= 2 && !saved[i - 1] ? tensor[i - 1] : 0;
-    out.peakGrad = std::max(out.peakGrad, kept + in + tensor[i] + mask[i]);
-    out.peakNoGrad = std::max(out.peakNoGrad, tensor[i] + (i >= 2 ? tensor[i - 1] : 0));
+    size_t in = base[i - 1];
+    double live = in >= 1 && !saved[in] ? tensor[in] : 0;
+    out.peakGrad = std::max(out.peakGrad, kept + live + tensor[i] + mask[i]);
+    out.peakNoGrad = std::max(out.peakNoGrad, tensor[i] + (in >= 1 ? tensor[in] : 0) + scratch[i]);
     kept += mask[i] + (saved[i] ? tensor[i] : 0);
   }
   out.saved = kept;
-  out.output = tensor.back();
-  out.outputSaved = saved.back();
-  out.outFeatures = width;
+  out.output = tensor[base.back()];
+  out.outputSaved = saved[base.back()];
+  out.outFeatures = shapes->back().back();
   out.parameters = static_cast<double>(net.parameters()) * bytes;
   out.basis = net.source + ", " + std::string(dtypeWord(bytes)) + "; input " + input.source;
   return out;

@@ -75,6 +75,11 @@ NodeId positionalArg(const Module& m, NodeId call, uint32_t index) {
   return kNone;
 }
 
+NodeId argumentOf(const Module& m, NodeId call, std::string_view name, uint32_t index) {
+  NodeId v = keywordArg(m, call, name);
+  return v != kNone ? v : positionalArg(m, call, index);
+}
+
 NodeId keywordArg(const Module& m, NodeId call, std::string_view name) {
   const Expr& c = m.expr(call);
   for (const Arg& a : argsOf(m, c))

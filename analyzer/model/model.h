@@ -264,6 +264,8 @@ std::string_view calleeName(const Module& m, NodeId call);
 NodeId positionalArg(const Module& m, NodeId call, uint32_t index);
 /// The keyword argument `name`, or kNone.
 NodeId keywordArg(const Module& m, NodeId call, std::string_view name);
+/// A parameter passed either way: the keyword argument `name`, else the positional one at `index`.
+NodeId argumentOf(const Module& m, NodeId call, std::string_view name, uint32_t index);
 /// A bare `self` name: the receiver of a Python method, whose attributes outlive the call.
 bool isSelfName(const Module& m, NodeId e);
 /// Dotted source path of a Name/Attribute chain (`self.model.encoder`), or "" for anything else.
