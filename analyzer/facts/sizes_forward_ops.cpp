@@ -67,21 +67,22 @@ bool Sizes::functionalLayer(NodeId e, LayerSize& layer, NodeId& value) const {
     }
     return true;
   };
+  // `flatten(start_dim=0, end_dim=-1)` with its arguments from `first` on: a method's 0, torch.flatten's 1.
+  auto flatten = [&](uint32_t first) {
+    NodeId s = argumentOf(m_, e, "start_dim", first), en = argumentOf(m_, e, "end_dim", first + 1);
+    auto start = s == kNone ? std::optional<int64_t>(0) : intValue(s), end = en == kNone ? std::optional<int64_t>(-1) : intValue(en);
+    if (!start || !end) return false;
+    layer.kind = "Flatten";
+    layer.startDim = *start;
+    layer.endDim = *end;
+    layer.aliasesInput = true;
+    layer.name = "flatten()";
+    return true;
+  };
   if (!meth.empty() && canon.empty()) {
     // Reshapes of the value: `x.flatten(1)`, `x.view(x.size(0), -1)`, `x.reshape(-1, 400)`.
     value = receiverOf(m_, e);
-    if (meth == "flatten") {
-      if (!onlyArgs({"start_dim", "end_dim"}, 2)) return false;
-      NodeId s = argumentOf(m_, e, "start_dim", 0), en = argumentOf(m_, e, "end_dim", 1);
-      auto start = s == kNone ? std::optional<int64_t>(0) : intValue(s), end = en == kNone ? std::optional<int64_t>(-1) : intValue(en);
-      if (!start || !end) return false;
-      layer.kind = "Flatten";
-      layer.startDim = *start;
-      layer.endDim = *end;
-      layer.aliasesInput = true;
-      layer.name = "flatten()";
-      return true;
-    }
+    if (meth == "flatten") return onlyArgs({"start_dim", "end_dim"}, 2) && flatten(0);
     if (meth != "view" && meth != "reshape") return false;
     std::vector<NodeId> dims;
     for (const Arg& a : argsOf(m_, x)) {
@@ -121,17 +122,7 @@ bool Sizes::functionalLayer(NodeId e, LayerSize& layer, NodeId& value) const {
   std::string_view fn = names::lastComponent(canon);
   value = positionalArg(m_, e, 0);
   if (value == kNone) return false;
-  if (canon == "torch.flatten") {
-    NodeId s = argumentOf(m_, e, "start_dim", 1), en = argumentOf(m_, e, "end_dim", 2);
-    auto start = s == kNone ? std::optional<int64_t>(0) : intValue(s), end = en == kNone ? std::optional<int64_t>(-1) : intValue(en);
-    if (!start || !end || !onlyArgs({"start_dim", "end_dim"}, 3)) return false;
-    layer.kind = "Flatten";
-    layer.startDim = *start;
-    layer.endDim = *end;
-    layer.aliasesInput = true;
-    layer.name = "flatten()";
-    return true;
-  }
+  if (canon == "torch.flatten") return onlyArgs({"start_dim", "end_dim"}, 3) && flatten(1);
   if (!startsWith(canon, "torch.nn.functional.")) {
     if (x.argCount != 1) return false;
   }
