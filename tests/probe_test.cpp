@@ -366,6 +366,62 @@ TEST(Verify, AttentionAndRecurrentLayersAreProbedWithoutAnEstimate) {
   }
 }
 
+TEST(Verify, EachFindingIsProbedWithTheNetworkOfItsOwnForward) {
+  // Two stated networks in one file, each with its own leaking loop: each finding is measured on
+  // the network its forward runs (its workload line names that network), which is what its own
+  // estimate says; a finding of the second network is not measured on the first.
+  std::string out = verifyOnCpu("oomlint_verify_two_networks",
+                                "import torch\nfrom torch import nn\n\n"
+                                "small = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64))\n"
+                                "wide = nn.Sequential(nn.Linear(32, 1024), nn.Tanh(), nn.Linear(1024, 1024), nn.Tanh(), nn.Linear(1024, 8))\n"
+                                "x = torch.randn(128, 64)\n"
+                                "z = torch.randn(96, 32)\n"
+                                "small.eval()\n"
+                                "wide.eval()\n"
+                                "outs = []\n"
+                                "for i in range(10):\n"
+                                "    outs.append(small(x))\n"
+                                "kept = []\n"
+                                "for i in range(10):\n"
+                                "    kept.append(wide(z))\n");
+  // OOM102 of both loops, and OOM201 of the first forward (it reports one per function).
+  EXPECT_EQ(3, shapeFaithfulMatchesEstimates(out, "shape-faithful: the file's own layers, `nn.Sequential(")) << out;
+  std::set<std::string> networks;
+  for (const json& f : json::parse(out)) {
+    if (f["code"] != "OOM102") continue;
+    std::string workload = f["measured"]["workload"].get<std::string>();
+    std::string expected = f["location"]["row"] == 12 ? "line 4" : "line 5";
+    EXPECT_NE(std::string::npos, workload.find(expected)) << f["location"] << ": " << workload;
+    networks.insert(workload);
+  }
+  EXPECT_EQ(2u, networks.size()) << out;
+}
+
+TEST(Verify, AFindingOnAModelTheFileDoesNotStateIsNotProbedWithAnotherNetwork) {
+  // The file states one network, but the finding's forward runs a model handed in: it gets the
+  // generic workload, not the stated network of some other forward.
+  std::string out = verifyOnCpu("oomlint_verify_unstated_model",
+                                "import torch\nfrom torch import nn\n\n"
+                                "small = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64))\n"
+                                "x = torch.randn(128, 64)\n"
+                                "print(small(x).shape)\n\n"
+                                "def evaluate(model, batches):\n"
+                                "    model.eval()\n"
+                                "    preds = []\n"
+                                "    for b in batches:\n"
+                                "        preds.append(model(b))\n"
+                                "    return preds\n");
+  int measured = 0;
+  for (const json& f : json::parse(out)) {
+    if (f["code"] != "OOM102") continue;
+    const json& m = f["measured"];
+    ASSERT_TRUE(m.is_object()) << out;
+    EXPECT_EQ(std::string::npos, m["workload"].get<std::string>().find("shape-faithful")) << m["workload"];
+    ++measured;
+  }
+  EXPECT_EQ(1, measured) << out;
+}
+
 TEST(Verify, ABfloat16NetworkIsProbedInBfloat16) {
   // The probe's dtype is the file's: `.bfloat16()` on the module, with a LayerNorm in the chain.
   // On the CPU only the stored outputs are compared with the estimate (OOM102): CPU bf16 kernels

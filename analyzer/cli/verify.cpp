@@ -15,7 +15,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <memory>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 namespace oomlint {
@@ -81,32 +83,125 @@ nlohmann::json layerJson(const LayerSize& l, const std::vector<int64_t>& output)
   return j;
 }
 
-/// The probe workload a Python file states: the layers, input rows and dtype of its first forward
-/// whose sizes are all known (facts/sizes.h), as `--workload` JSON; null when there is none.
-/// Layers the probe cannot build, and dtypes it has no name for (f64), fall back to the generic
-/// workload.
-nlohmann::json statedWorkload(const FileResult& r, std::string& basis) {
-  if (r.lang != Lang::Python) return nullptr;
-  ParsedDocument doc = parseDocument(r.path, r.source, DocumentLanguage::Python);
-  if (!doc.module) return nullptr;
-  Facts facts(*doc.module);
-  const Module& m = *doc.module;
+/// A forward call the file states fully (facts/sizes.h), as the probe's `--workload` JSON; the
+/// JSON is null when a layer or the dtype is one the probe cannot build (f64).
+struct StatedForward {
+  NodeId call = kNone;
+  nlohmann::json workload;
+  std::string basis;
+};
+
+/// Every forward call of a Python file, in source order, with its workload where it has one.
+std::vector<StatedForward> forwardsOf(const Facts& facts) {
+  const Module& m = facts.module();
+  std::vector<StatedForward> out;
   for (NodeId e = 0; e < m.exprs.size(); ++e) {
     if (m.expr(e).kind != ExprKind::Call || !facts.isForwardCall(e)) continue;
+    StatedForward sf{e, nullptr, {}};
     auto w = facts.sizes().workloadOf(e);
-    if (!w || (w->dtype != "f32" && w->dtype != "bf16" && w->dtype != "f16")) continue;
-    nlohmann::json layers = nlohmann::json::array();
-    bool buildable = true;
-    for (size_t i = 0; i < w->layers.size(); ++i) {
-      nlohmann::json j = layerJson(w->layers[i], w->shapes[i]);
-      if (j.is_null()) buildable = false;
-      layers.push_back(j);
+    if (w && (w->dtype == "f32" || w->dtype == "bf16" || w->dtype == "f16")) {
+      nlohmann::json layers = nlohmann::json::array();
+      bool buildable = true;
+      for (size_t i = 0; i < w->layers.size(); ++i) {
+        nlohmann::json j = layerJson(w->layers[i], w->shapes[i]);
+        if (j.is_null()) buildable = false;
+        layers.push_back(j);
+      }
+      if (buildable) {
+        sf.workload = {{"layers", layers}, {"rows", w->rows}, {"shape", w->input}, {"dtype", w->dtype}};
+        sf.basis = w->basis;
+      }
     }
-    if (!buildable) continue;
-    basis = w->basis;
-    return {{"layers", layers}, {"rows", w->rows}, {"shape", w->input}, {"dtype", w->dtype}};
+    out.push_back(std::move(sf));
   }
-  return nullptr;
+  return out;
+}
+
+/// The forward a finding is about, as an index into `forwards`; SIZE_MAX when none can be told.
+/// In order: a forward call inside the finding's span (OOM201 flags the forward itself); the
+/// forward a value in the span comes from, directly or through the loss made of it (OOM101's
+/// `total += loss`); the nearest forward of the function the finding is in, the one before it
+/// first (OOM301's zero_grad before the forward of its step).
+size_t forwardOfFinding(const Facts& facts, const Finding& f, const std::vector<StatedForward>& forwards) {
+  const Module& m = facts.module();
+  std::unordered_map<NodeId, size_t> index;
+  for (size_t i = 0; i < forwards.size(); ++i) index[forwards[i].call] = i;
+  auto inSpan = [&](NodeId e) { return m.expr(e).span.begin >= f.span.begin && m.expr(e).span.end <= f.span.end; };
+  NodeId first = kNone;
+  for (const StatedForward& sf : forwards)
+    if (inSpan(sf.call)) return index[sf.call];
+  for (NodeId e = 0; e < m.exprs.size(); ++e) {
+    if (!inSpan(e)) continue;
+    if (first == kNone) first = e;
+    NodeId origin = facts.value(e).origin;
+    for (int hop = 0; hop < 3 && origin != kNone && !index.count(origin); ++hop) {
+      // A loss's history comes from its input: the forward's output.
+      NodeId next = kNone;
+      if (m.expr(origin).kind == ExprKind::Call && m.expr(origin).argCount > 0)
+        next = facts.value(m.args[m.expr(origin).firstArg].value).origin;
+      origin = next == origin ? kNone : next;
+    }
+    if (origin != kNone && index.count(origin)) return index[origin];
+  }
+  if (first == kNone) return SIZE_MAX;
+  size_t before = SIZE_MAX, after = SIZE_MAX;
+  for (size_t i = 0; i < forwards.size(); ++i) {
+    const Expr& call = m.expr(forwards[i].call);
+    if (call.function != m.expr(first).function) continue;
+    if (call.span.begin <= f.span.begin) before = i;
+    else if (after == SIZE_MAX) after = i;
+  }
+  return before != SIZE_MAX ? before : after;
+}
+
+/// Findings that share a probe run: one workload, the codes measured on it.
+struct ProbeRun {
+  nlohmann::json workload;  // null: the generic workload
+  std::string basis;
+  std::vector<Finding*> findings;
+  std::set<std::string> codes;
+};
+
+/// The probe runs a file's findings need. Each finding is measured on the stated network of its
+/// own forward; a finding whose forward the file does not state (or is not one the probe can
+/// build) gets the generic workload, and one whose forward cannot be told gets the file's first
+/// stated network, named in the measurement's workload line either way.
+std::vector<ProbeRun> probeRunsOf(FileResult& r, bool stateFromFile) {
+  std::vector<ProbeRun> runs;
+  auto runFor = [&](const nlohmann::json& workload, const std::string& basis) -> ProbeRun& {
+    for (ProbeRun& run : runs)
+      if (run.workload == workload) return run;
+    return runs.emplace_back(ProbeRun{workload, basis, {}, {}});
+  };
+  std::unique_ptr<Module> module;
+  std::unique_ptr<Facts> facts;
+  std::vector<StatedForward> forwards;
+  const StatedForward* firstStated = nullptr;
+  if (stateFromFile && r.lang == Lang::Python) {
+    module = parseDocument(r.path, r.source, DocumentLanguage::Python).module;
+    if (module) {
+      facts = std::make_unique<Facts>(*module);
+      forwards = forwardsOf(*facts);
+      for (const StatedForward& sf : forwards)
+        if (!sf.workload.is_null()) {
+          firstStated = &sf;
+          break;
+        }
+    }
+  }
+  for (Finding& f : r.findings) {
+    const Rule* rule = findRule(f.code);
+    if (!rule || !rule->info().probe) continue;
+    const StatedForward* chosen = firstStated;
+    if (firstStated) {
+      size_t k = forwardOfFinding(*facts, f, forwards);
+      if (k != SIZE_MAX) chosen = &forwards[k];
+    }
+    ProbeRun& run = chosen ? runFor(chosen->workload, chosen->basis) : runFor(nullptr, {});
+    run.findings.push_back(&f);
+    run.codes.insert(std::string(f.code));
+  }
+  return runs;
 }
 
 /// What a rule's cost is when it is not memory, so its measurement is not read as bytes.
@@ -144,97 +239,98 @@ std::string locateProbe(const std::string& hint) {
   return {};
 }
 
+namespace {
+
+/// Runs the probe once for `run`'s codes on its workload and attaches what it measured to each of
+/// `run`'s findings. Returns "" or a warning line.
+std::string runProbe(const std::string& probe, const VerifyOptions& opts, const FileResult& r, ProbeRun& run) {
+  std::string cmd = shellQuote(probe) + " --device " + shellQuote(opts.device) + " --steps " + std::to_string(opts.steps) +
+                    " --json -";
+  std::string workload, statedFile;
+  nlohmann::json stated = run.workload;
+  if (!stated.is_null()) {
+    // Shape-faithful: the probes that run an MLP run this file's own network on its input.
+    // In $TMPDIR as other tools' temporary files are (a test gives each run its own).
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/oomlint-workload-XXXXXX";
+    std::vector<char> path(pattern.begin(), pattern.end());
+    path.push_back('\0');
+    int fd = ::mkstemp(path.data());
+    if (fd >= 0) {
+      std::string text = stated.dump();
+      bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      ::close(fd);
+      statedFile = path.data();
+      if (!written) stated = nullptr;
+    } else {
+      stated = nullptr;
+    }
+  }
+  if (!stated.is_null()) {
+    cmd += " --workload " + shellQuote(statedFile);
+    std::string dtype = stated["dtype"].get<std::string>();
+    workload = "shape-faithful: the file's own layers, " + run.basis + ", " +
+               (dtype == "bf16" ? "bfloat16" : dtype == "f16" ? "float16" : "float32");
+  } else if (!opts.workloadFile.empty()) {
+    cmd += " --workload " + shellQuote(opts.workloadFile);
+    workload = "sizes from " + opts.workloadFile;
+  } else {
+    for (const auto& [key, v] : sizesFromSource(r.source)) {
+      cmd += " --" + key + " " + std::to_string(v.first);
+      workload += (workload.empty() ? "" : ", ") + key + "=" + std::to_string(v.first) + " (" + v.second + ")";
+    }
+    if (workload.empty()) workload = "default sizes";
+  }
+  for (const std::string& c : run.codes) cmd += " " + c;
+  cmd += " 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    if (!statedFile.empty()) ::unlink(statedFile.c_str());
+    return {};
+  }
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int rc = ::pclose(p);
+  if (!statedFile.empty()) ::unlink(statedFile.c_str());
+  nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
+  if (rc != 0 || doc.is_discarded()) return "--verify: oomlint-probe failed for " + r.path + "\n";
+  std::string device = doc["provenance"].value("device", "");
+  for (Finding* f : run.findings) {
+    for (const nlohmann::json& pr : doc["probes"]) {
+      if (pr.value("code", "") != f->code) continue;
+      MeasuredCost m;
+      m.device = device;
+      m.workload = workload;
+      m.note = pr.value("note", "");
+      m.cost = costOf(f->code);
+      if (pr.value("available", false) && pr.contains("anti") && pr.contains("fix")) {
+        m.present = true;
+        m.peakAnti = pr["anti"].value("peak_bytes", int64_t{0});
+        m.peakFix = pr["fix"].value("peak_bytes", int64_t{0});
+        m.retainedAnti = pr["anti"].value("retained_bytes", int64_t{0});
+        m.retainedFix = pr["fix"].value("retained_bytes", int64_t{0});
+        m.growthAnti = pr["anti"].value("growth_bytes_per_step", 0.0);
+        m.growthFix = pr["fix"].value("growth_bytes_per_step", 0.0);
+        m.msAnti = pr["anti"].value("ms_per_step", 0.0);
+        m.msFix = pr["fix"].value("ms_per_step", 0.0);
+      }
+      f->measured = m;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions& opts) {
   std::string probe = locateProbe(opts.probePath);
   if (probe.empty())
     return "--verify: oomlint-probe not found (build with LibTorch, or pass --probe PATH / set OOMLINT_PROBE); findings are "
            "reported without measurements";
   std::string warnings;
-  for (FileResult& r : results) {
-    std::set<std::string> codes;
-    for (const Finding& f : r.findings) {
-      const Rule* rule = findRule(f.code);
-      if (rule && rule->info().probe) codes.insert(std::string(f.code));
-    }
-    if (codes.empty()) continue;
-    std::string cmd = shellQuote(probe) + " --device " + shellQuote(opts.device) + " --steps " + std::to_string(opts.steps) +
-                      " --json -";
-    std::string workload, basis, statedFile;
-    nlohmann::json stated = opts.workloadFile.empty() ? statedWorkload(r, basis) : nlohmann::json(nullptr);
-    if (!stated.is_null()) {
-      // Shape-faithful: the probes that run an MLP run this file's own network on its input.
-      // In $TMPDIR as other tools' temporary files are (a test gives each run its own).
-      const char* tmp = std::getenv("TMPDIR");
-      std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/oomlint-workload-XXXXXX";
-      std::vector<char> path(pattern.begin(), pattern.end());
-      path.push_back('\0');
-      int fd = ::mkstemp(path.data());
-      if (fd >= 0) {
-        std::string text = stated.dump();
-        bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-        ::close(fd);
-        statedFile = path.data();
-        if (!written) stated = nullptr;
-      } else {
-        stated = nullptr;
-      }
-    }
-    if (!stated.is_null()) {
-      cmd += " --workload " + shellQuote(statedFile);
-      std::string dtype = stated["dtype"].get<std::string>();
-      workload = "shape-faithful: the file's own layers, " + basis + ", " +
-                 (dtype == "bf16" ? "bfloat16" : dtype == "f16" ? "float16" : "float32");
-    } else if (!opts.workloadFile.empty()) {
-      cmd += " --workload " + shellQuote(opts.workloadFile);
-      workload = "sizes from " + opts.workloadFile;
-    } else {
-      for (const auto& [key, v] : sizesFromSource(r.source)) {
-        cmd += " --" + key + " " + std::to_string(v.first);
-        workload += (workload.empty() ? "" : ", ") + key + "=" + std::to_string(v.first) + " (" + v.second + ")";
-      }
-      if (workload.empty()) workload = "default sizes";
-    }
-    for (const std::string& c : codes) cmd += " " + c;
-    cmd += " 2>/dev/null";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) {
-      if (!statedFile.empty()) ::unlink(statedFile.c_str());
-      continue;
-    }
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-    int rc = ::pclose(p);
-    if (!statedFile.empty()) ::unlink(statedFile.c_str());
-    nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
-    if (rc != 0 || doc.is_discarded()) {
-      warnings += "--verify: oomlint-probe failed for " + r.path + "\n";
-      continue;
-    }
-    std::string device = doc["provenance"].value("device", "");
-    for (Finding& f : r.findings) {
-      for (const nlohmann::json& pr : doc["probes"]) {
-        if (pr.value("code", "") != f.code) continue;
-        MeasuredCost m;
-        m.device = device;
-        m.workload = workload;
-        m.note = pr.value("note", "");
-        m.cost = costOf(f.code);
-        if (pr.value("available", false) && pr.contains("anti") && pr.contains("fix")) {
-          m.present = true;
-          m.peakAnti = pr["anti"].value("peak_bytes", int64_t{0});
-          m.peakFix = pr["fix"].value("peak_bytes", int64_t{0});
-          m.retainedAnti = pr["anti"].value("retained_bytes", int64_t{0});
-          m.retainedFix = pr["fix"].value("retained_bytes", int64_t{0});
-          m.growthAnti = pr["anti"].value("growth_bytes_per_step", 0.0);
-          m.growthFix = pr["fix"].value("growth_bytes_per_step", 0.0);
-          m.msAnti = pr["anti"].value("ms_per_step", 0.0);
-          m.msFix = pr["fix"].value("ms_per_step", 0.0);
-        }
-        f.measured = m;
-      }
-    }
-  }
+  for (FileResult& r : results)
+    for (ProbeRun& run : probeRunsOf(r, opts.workloadFile.empty())) warnings += runProbe(probe, opts, r, run);
   return warnings;
 }
 
