@@ -376,4 +376,18 @@ EstimatedCost attentionProbabilitiesOf(const Facts& f, NodeId softmaxCall, NodeI
               basis);
 }
 
+EstimatedCost blockCheckpointOf(const Facts& f, NodeId checkpointCall) {
+  const Module& m = f.module();
+  const Function& fn = m.functions[m.expr(checkpointCall).owner];
+  if (fn.name != "forward" || fn.cls < 0) return {};
+  auto gain = f.sizes().blockCheckpointGain(fn.cls);
+  if (!gain) return {};
+  std::string block(m.classes[static_cast<size_t>(fn.cls)].name);
+  return make(gain->asWritten - gain->wholeBlocks, "peak",
+              "A_fwd as written " + humanBytes(gain->asWritten) + " (the per-op checkpoints keep what no checkpoint would) - " +
+                  humanBytes(gain->wholeBlocks) + " with each of the " + std::to_string(gain->instances) + " `" + block +
+                  "` checkpointed whole (each keeps only its input)",
+              gain->basis);
+}
+
 }  // namespace oomlint::rules

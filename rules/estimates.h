@@ -48,4 +48,11 @@ EstimatedCost fp32LossOf(const Facts& f, NodeId call);
 /// between them keeps more).
 EstimatedCost attentionProbabilitiesOf(const Facts& f, NodeId softmaxCall, NodeId scoresProduct, NodeId consumer);
 
+/// A checkpoint around one cheap op in a module class's forward (OOM402, at the `checkpoint` call):
+/// what checkpointing each instance of that class whole would save on a training forward the file
+/// states, A_fwd as written less A_fwd with every instance keeping only its input ("peak": those
+/// activations are all live when backward starts). Per-op checkpoints save nothing, so this is
+/// the memory the finding leaves on the table.
+EstimatedCost blockCheckpointOf(const Facts& f, NodeId checkpointCall);
+
 }  // namespace oomlint::rules

@@ -422,6 +422,35 @@ TEST(Verify, AFindingOnAModelTheFileDoesNotStateIsNotProbedWithAnotherNetwork) {
   EXPECT_EQ(1, measured) << out;
 }
 
+TEST(Verify, ANetworkWithCheckpointsIsNotRebuiltWithoutThem) {
+  // The probe runs no checkpoints: a network that checkpoints a layer gets the generic workload,
+  // not a rebuild that would keep what the file's checkpoint does not.
+  std::string out = verifyOnCpu("oomlint_verify_checkpointed",
+                                "import torch\nfrom torch import nn\nfrom torch.utils.checkpoint import checkpoint\n\n"
+                                "class Net(nn.Module):\n"
+                                "    def __init__(self):\n"
+                                "        super().__init__()\n"
+                                "        self.fc1 = nn.Linear(64, 256)\n"
+                                "        self.block = nn.Sequential(nn.Linear(256, 256), nn.GELU(), nn.Linear(256, 64))\n"
+                                "    def forward(self, x):\n"
+                                "        return checkpoint(self.block, self.fc1(x), use_reentrant=False)\n\n"
+                                "model = Net()\n"
+                                "x = torch.randn(128, 64)\n"
+                                "outs = []\n"
+                                "model.eval()\n"
+                                "for i in range(10):\n"
+                                "    outs.append(model(x))\n");
+  int measured = 0;
+  for (const json& f : json::parse(out)) {
+    if (f["code"] != "OOM102") continue;
+    ASSERT_TRUE(f["measured"].is_object()) << out;
+    EXPECT_TRUE(f["estimated"].is_object()) << out;  // the estimate knows the checkpoint
+    EXPECT_EQ(std::string::npos, f["measured"]["workload"].get<std::string>().find("shape-faithful")) << f["measured"]["workload"];
+    ++measured;
+  }
+  EXPECT_EQ(1, measured) << out;
+}
+
 TEST(Verify, ABfloat16NetworkIsProbedInBfloat16) {
   // The probe's dtype is the file's: `.bfloat16()` on the module, with a LayerNorm in the chain.
   // On the CPU only the stored outputs are compared with the estimate (OOM102): CPU bf16 kernels

@@ -64,7 +64,8 @@ nlohmann::json layerJson(const LayerSize& l, const std::vector<int64_t>& output)
       "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
       "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Flatten", "View", "TransformerEncoderLayer", "MultiheadAttention",
       "LSTM", "GRU", "RNN"};
-  if (!kinds.count(l.kind)) return nullptr;
+  // The probe runs no checkpoints: what a checkpointed layer keeps would not be what the file does.
+  if (!kinds.count(l.kind) || l.checkpointSegment) return nullptr;
   nlohmann::json j = {{"kind", l.kind}};
   if (l.vocabulary) j.update({{"in", l.vocabulary}, {"out", l.outFeatures}});
   else if (l.inFeatures) j.update({{"in", l.inFeatures}, {"out", l.outFeatures ? l.outFeatures : l.inFeatures}});
@@ -147,7 +148,7 @@ size_t forwardOfFinding(const Facts& facts, const Finding& f, const std::vector<
   size_t before = SIZE_MAX, after = SIZE_MAX;
   for (size_t i = 0; i < forwards.size(); ++i) {
     const Expr& call = m.expr(forwards[i].call);
-    if (call.function != m.expr(first).function) continue;
+    if (call.owner != m.expr(first).owner) continue;
     if (call.span.begin <= f.span.begin) before = i;
     else if (after == SIZE_MAX) after = i;
   }

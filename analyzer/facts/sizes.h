@@ -6,7 +6,8 @@
 /// literals and names bound once to them (module constants, a constructor's arguments or its
 /// parameters' defaults), layer constructors with such sizes (`nn.Linear(4096, 4096)`, a first
 /// `nn.Embedding(32000, 4096)` over integer token ids, `nn.Conv2d(3, 64, 3, padding=1)`, pooling,
-/// batch norm; sizes_layers.cpp lists them), reshapes of a forward's value, tensor
+/// batch norm; sizes_layers.cpp lists them), reshapes of a forward's value, activation checkpoints
+/// in a forward (`checkpoint(self.block, x)`: the segment keeps only its input), tensor
 /// factories (`torch.randn(32, 4096)`), a DataLoader's `batch_size` over a TensorDataset of
 /// factory tensors, the model's dtype (`.bfloat16()`, `.to(dtype=torch.float16)`). Anything else
 /// (a command-line argument, a config object, a layer this file cannot size, control flow in a
@@ -72,6 +73,16 @@ struct LayerSize {
   /// whose kernels (fused attention, cuDNN's reserve space) decide it. Such a network still has
   /// shapes (a probe can build it) but no estimate.
   bool costKnown = true;
+  /// Inside `torch.utils.checkpoint.checkpoint(fn, x)`: the layers of one nonzero id run as one
+  /// checkpointed segment, which keeps only its input for backward and recomputes the rest.
+  uint32_t checkpointSegment = 0;
+  /// The module classes of this file whose forwards the layer runs in, innermost first, each with
+  /// the instance of it in the network (numbered from 1): what "checkpoint a whole block" covers.
+  struct Block {
+    int32_t cls = -1;
+    uint32_t instance = 0;
+  };
+  std::vector<Block> blocks;
 };
 
 /// The shape a layer maps `in` to, when the layer accepts it (channels, widths and ranks agree).
@@ -114,6 +125,16 @@ struct ExpressionCost {
 /// Shapes given for names (a loop-carried state's shape, read from its first binding).
 using ShapeBindings = std::unordered_map<std::string_view, KnownShape>;
 
+/// What checkpointing every instance of one module class whole would save on a forward that runs
+/// it (OOM402): the activations saved as written, less those saved when each instance keeps only
+/// its input.
+struct BlockCheckpointGain {
+  double asWritten = 0;   // A_fwd of the forward as the file writes it (its per-op checkpoints included)
+  double wholeBlocks = 0; // A_fwd with each instance of the class checkpointed whole
+  int instances = 0;
+  std::string basis;
+};
+
 /// A forward the probe can rebuild: the network's layers, the input's rows, the dtype.
 struct StatedWorkload {
   std::vector<LayerSize> layers;
@@ -152,6 +173,10 @@ class Sizes {
   std::optional<ExpressionCost> expressionCost(NodeId e, const ShapeBindings& given) const;
   /// What a forward call of a known network on a known input runs, for a shape-faithful probe.
   std::optional<StatedWorkload> workloadOf(NodeId forwardCall) const;
+  /// What checkpointing each instance of module class `cls` whole would save (OOM402), on the
+  /// first forward of the file, with autograd on, that runs it on a known input; nullopt when no
+  /// such forward is stated or the whole-block checkpoints save nothing more.
+  std::optional<BlockCheckpointGain> blockCheckpointGain(int32_t cls) const;
   /// The parameters of the network a module expression names.
   std::optional<KnownParameters> parametersOf(NodeId moduleExpr) const;
   /// Iterations of `for _ in range(N)` with N known, or of a loop over a DataLoader of a
@@ -201,6 +226,8 @@ class Sizes {
   /// Every layer's output shape on `input`, when the network accepts it.
   std::optional<std::vector<std::vector<int64_t>>> chainShapes(const KnownNetwork& net, const KnownShape& input) const;
   std::optional<KnownNetwork> classNetwork(int32_t cls, NodeId ctor, int depth) const;
+  /// A layer of `torch.utils.checkpoint.checkpoint(fn, ...)`'s function `fn`: `F.gelu`, `torch.relu`.
+  bool checkpointedFunction(NodeId fn, LayerSize& layer) const;
   /// The element size of the module's parameters (0: conversions disagree), and in `*name` the
   /// dtype's floatName ("" when the file converts to none and it stays float32's "f32").
   /// One forward of `net` in `bytes` per element on `input`; `inputFresh`: the input is made for

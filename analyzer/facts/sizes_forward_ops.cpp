@@ -12,6 +12,24 @@ namespace oomlint {
 
 using torch_api::startsWith;
 
+namespace {
+
+/// An elementwise activation by its function's name (`gelu`), as the torch.nn layer it is.
+bool activationLayer(std::string_view fn, LayerSize& layer) {
+  auto saves = elementwiseSaves(fn);
+  if (!saves) return false;
+  static const std::pair<std::string_view, std::string_view> classes[] = {
+      {"relu", "ReLU"}, {"gelu", "GELU"}, {"silu", "SiLU"}, {"tanh", "Tanh"}, {"sigmoid", "Sigmoid"},
+      {"leaky_relu", "LeakyReLU"}, {"elu", "ELU"}, {"mish", "Mish"}};
+  for (const auto& [function, cls] : classes)
+    if (fn == function) layer.kind = std::string(cls);
+  layer.saves = *saves;
+  layer.name = std::string(fn) + "()";
+  return true;
+}
+
+}  // namespace
+
 std::vector<int64_t> Sizes::intsIn(NodeId e, const Bindings* env, size_t n) const {
   if (e == kNone) return {};
   const Expr& x = m_.expr(e);
@@ -154,16 +172,17 @@ bool Sizes::functionalLayer(NodeId e, LayerSize& layer, NodeId& value) const {
     }
   }
   // An elementwise activation of the value alone: `F.relu(x)`, `torch.tanh(x)`.
-  auto saves = elementwiseSaves(fn);
-  if (!saves || x.argCount != 1 || !m_.args[x.firstArg].keyword.empty()) return false;
-  static const std::pair<std::string_view, std::string_view> classes[] = {
-      {"relu", "ReLU"}, {"gelu", "GELU"}, {"silu", "SiLU"}, {"tanh", "Tanh"}, {"sigmoid", "Sigmoid"},
-      {"leaky_relu", "LeakyReLU"}, {"elu", "ELU"}, {"mish", "Mish"}};
-  for (const auto& [function, cls] : classes)
-    if (fn == function) layer.kind = std::string(cls);
-  layer.saves = *saves;
-  layer.name = std::string(fn) + "()";
-  return true;
+  if (x.argCount != 1 || !m_.args[x.firstArg].keyword.empty()) return false;
+  return activationLayer(fn, layer);
+}
+
+bool Sizes::checkpointedFunction(NodeId fn, LayerSize& layer) const {
+  // A function handed to checkpoint by name: `F.gelu`, `torch.relu` (not a call: nothing else is passed).
+  const std::string& canon = m_.canonical(fn);
+  if (m_.expr(fn).kind == ExprKind::Call || !startsWith(canon, "torch.")) return false;
+  std::string_view module = std::string_view(canon).substr(0, canon.size() - names::lastComponent(canon).size());
+  if (module != "torch." && module != "torch.nn.functional.") return false;
+  return activationLayer(names::lastComponent(canon), layer);
 }
 
 }  // namespace oomlint

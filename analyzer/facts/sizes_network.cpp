@@ -42,6 +42,21 @@ std::string_view dtypeWord(int bytes) {
 
 }  // namespace
 
+void appendLayers(KnownNetwork& net, std::vector<LayerSize> inner) {
+  // Checkpoint segments and block instances are numbered per network: the inner ones move past
+  // the outer network's, so two instances of one class stay two.
+  uint32_t segments = 0, instances = 0;
+  for (const LayerSize& l : net.layers) {
+    segments = std::max(segments, l.checkpointSegment);
+    for (const LayerSize::Block& b : l.blocks) instances = std::max(instances, b.instance);
+  }
+  for (LayerSize& l : inner) {
+    if (l.checkpointSegment) l.checkpointSegment += segments;
+    for (LayerSize::Block& b : l.blocks) b.instance += instances;
+    net.layers.push_back(std::move(l));
+  }
+}
+
 std::optional<LayerSize::Saves> elementwiseSaves(std::string_view name) {
   for (std::string_view s : {"gelu", "silu", "leaky_relu", "elu", "mish"})
     if (name == s) return LayerSize::Saves::Input;
@@ -62,13 +77,13 @@ bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwor
     if (c < 0 || !f_.isModuleClass(c)) return false;
     auto inner = classNetwork(c, ctor, depth + 1);
     if (!inner) return false;
-    net.layers.insert(net.layers.end(), inner->layers.begin(), inner->layers.end());
+    appendLayers(net, std::move(inner->layers));
     return true;
   }
   if (cls == "Sequential") {
     auto inner = buildNetwork(ctor, env, depth + 1);
     if (!inner) return false;
-    net.layers.insert(net.layers.end(), inner->layers.begin(), inner->layers.end());
+    appendLayers(net, std::move(inner->layers));
     return true;
   }
   LayerSize layer;
@@ -137,13 +152,19 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
   std::function<bool(NodeId, bool)> chain;
   // `self.fc1(...)` of a submodule `__init__` assigns; `pair`: the call's value is unpacked or
   // indexed as (output, state), which only attention and recurrent layers return.
+  // The layers of submodule `self.<attribute>`, and its torch.nn class name.
+  auto submodule = [&](std::string_view attribute, KnownNetwork& part, std::string_view& cls) {
+    auto it = submodules.find(attribute);
+    if (it == submodules.end() || it->second == kNone) return false;
+    if (!appendLayer(it->second, &env, depth + 1, part)) return false;
+    cls = nnClass(m_.canonical(it->second));
+    return true;
+  };
   auto submoduleCall = [&](NodeId e, bool pair) -> bool {
     const Expr& x = m_.expr(e);
-    auto it = submodules.find(m_.expr(x.lhs).text);
-    if (it == submodules.end() || it->second == kNone) return false;
     KnownNetwork part;
-    if (!appendLayer(it->second, &env, depth + 1, part)) return false;
-    std::string_view cls = nnClass(m_.canonical(it->second));
+    std::string_view cls;
+    if (!submodule(m_.expr(x.lhs).text, part, cls)) return false;
     if (returnsPair(cls) != pair) return false;
     if (cls == "MultiheadAttention") {
       // Self-attention: `attn(x, x, x)`, the chained value three times and nothing else.
@@ -153,7 +174,34 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
     } else if (x.argCount != 1 || !m_.args[x.firstArg].keyword.empty() || !chain(m_.args[x.firstArg].value, false)) {
       return false;
     }
-    net.layers.insert(net.layers.end(), part.layers.begin(), part.layers.end());
+    appendLayers(net, std::move(part.layers));
+    return true;
+  };
+  // `checkpoint(self.block, x, use_reentrant=False)`, `checkpoint(F.gelu, x)`: the function's
+  // layers on the chained value, as one checkpointed segment.
+  auto checkpointCall = [&](NodeId e) -> bool {
+    const Expr& x = m_.expr(e);
+    NodeId fn = positionalArg(m_, e, 0), value = positionalArg(m_, e, 1);
+    if (fn == kNone || value == kNone || positionalArg(m_, e, 2) != kNone) return false;
+    for (const Arg& a : argsOf(m_, x))
+      if (!a.keyword.empty() && a.keyword != "use_reentrant" && a.keyword != "preserve_rng_state") return false;
+    KnownNetwork part;
+    const Expr& f = m_.expr(fn);
+    if (f.kind == ExprKind::Attribute && isSelfName(m_, f.lhs)) {
+      std::string_view cls;
+      if (!submodule(f.text, part, cls) || returnsPair(cls)) return false;
+    } else {
+      LayerSize layer;
+      if (!checkpointedFunction(fn, layer)) return false;
+      part.layers.push_back(std::move(layer));
+    }
+    if (!chain(value, false)) return false;
+    uint32_t segment = 1;
+    for (const LayerSize& l : net.layers) segment = std::max(segment, l.checkpointSegment + 1);
+    size_t first = net.layers.size();
+    appendLayers(net, std::move(part.layers));
+    // One segment, the outer checkpoint's: a checkpoint inside it runs under its no_grad forward.
+    for (size_t i = first; i < net.layers.size(); ++i) net.layers[i].checkpointSegment = segment;
     return true;
   };
   chain = [&](NodeId e, bool pair) -> bool {
@@ -164,6 +212,7 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
     if (x.kind != ExprKind::Call) return false;
     const Expr& callee = m_.expr(x.lhs);
     if (callee.kind == ExprKind::Attribute && isSelfName(m_, callee.lhs)) return submoduleCall(e, pair);
+    if (m_.canonical(e) == "torch.utils.checkpoint.checkpoint") return !pair && checkpointCall(e);
     LayerSize layer;
     NodeId value = kNone;
     if (pair || !functionalLayer(e, layer, value) || !chain(value, false)) return false;
@@ -188,6 +237,8 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
     var = m_.expr(name).text;
   }
   if (!returned || net.layers.empty()) return std::nullopt;
+  // Every layer runs inside this class's forward: its block, one instance of it.
+  for (LayerSize& l : net.layers) l.blocks.push_back({cls, 1});
   return net;
 }
 
@@ -336,6 +387,7 @@ std::optional<ForwardSizes> Sizes::forwardOn(const KnownNetwork& net, int bytes,
   std::vector<double> mask{0};   // what layer i keeps beside the tensors (dropout's mask, pooling's indices)
   std::vector<double> scratch{0};  // what layer i allocates only while it runs under no_grad
   size_t firstCounted = inputFresh ? 0 : 1;  // tensors below this index exist anyway
+  uint32_t segment = 0;                       // the checkpointed segment of the last layer run
   for (size_t i = 0; i < net.layers.size(); ++i) {
     const LayerSize& l = net.layers[i];
     if (eval && l.identityInEval) continue;
@@ -343,11 +395,18 @@ std::optional<ForwardSizes> Sizes::forwardOn(const KnownNetwork& net, int bytes,
     size_t self = tensor.size();
     tensor.push_back(l.aliasesInput ? 0 : n * bytes);
     base.push_back(l.aliasesInput ? base.back() : self);
-    saved.push_back(l.saves == LayerSize::Saves::Output);
-    if (l.saves == LayerSize::Saves::Input && base[self - 1] >= firstCounted) saved[base[self - 1]] = true;
+    // A checkpointed segment keeps its input and nothing of what its layers would save: it runs
+    // them again in backward.
+    bool checkpointed = l.checkpointSegment != 0;
+    bool opensSegment = checkpointed && l.checkpointSegment != segment;
+    segment = l.checkpointSegment;
+    saved.push_back(!checkpointed && l.saves == LayerSize::Saves::Output);
+    if ((opensSegment || (!checkpointed && l.saves == LayerSize::Saves::Input)) && base[self - 1] >= firstCounted)
+      saved[base[self - 1]] = true;
     double rows = (*shapes)[i].empty() ? 1 : n / static_cast<double>((*shapes)[i].back());
-    mask.push_back((eval ? 0 : n * l.extraBytesPerElement) + n * l.indexBytesPerElement + rows * static_cast<double>(l.savedBytesPerRow) +
-                   static_cast<double>(l.fixedSavedBytes));
+    double kept = (eval ? 0 : n * l.extraBytesPerElement) + n * l.indexBytesPerElement + rows * static_cast<double>(l.savedBytesPerRow) +
+                  static_cast<double>(l.fixedSavedBytes);
+    mask.push_back(checkpointed ? 0 : kept);
     scratch.push_back(n * l.indexBytesPerElement);
   }
   ForwardSizes out;
