@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     cells = std::move(next);
     join.push_back(msSince(t0));
     auto t1 = std::chrono::steady_clock::now();
-    m = doc.model("long.ipynb", cells.module, 1);
+    m = doc.model("long.ipynb", cells.module, 1, std::move(m));  // as the server does
     model.push_back(msSince(t1));
     auto t2 = std::chrono::steady_clock::now();
     findings = analyzeModule(*m, opts).size();

@@ -121,7 +121,7 @@ void NotebookSync::analyze(NotebookDoc& nb) {
   nb.cells = std::move(cells);
   // Nothing kept (the notebook was just opened): each cell is parsed on its own, on all cores.
   if (nb.python.chunkCount() == 0) nb.python.seed(cellStartsOf(nb.cells), static_cast<uint32_t>(nb.cells.module.size()));
-  nb.module = nb.python.model(nb.path, nb.cells.module, std::max(1u, std::thread::hardware_concurrency()));
+  nb.module = nb.python.model(nb.path, nb.cells.module, std::max(1u, std::thread::hardware_concurrency()), std::move(nb.module));
   nb.findings = nb.module ? analyzeModule(*nb.module, host_.optionsFor(nb.path)) : std::vector<Finding>{};
   for (Finding& f : nb.findings)
     if (f.estimated.present) f.estimated.basis = cellLinesIn(nb.cells, f.estimated.basis);

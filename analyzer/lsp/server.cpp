@@ -490,7 +490,7 @@ class Server final : public NotebookHost {
         d.findings.push_back(std::move(f));
       }
     } else if (language == DocumentLanguage::Python && d.text.find('\0') == std::string::npos) {
-      d.module = d.python.model(d.path, d.text);  // the per-statement incremental model
+      d.module = d.python.model(d.path, d.text, 1, std::move(d.module));  // the per-statement incremental model
     }
     std::vector<std::string> importers;
     if (d.module && language == DocumentLanguage::Python)  // with the rest of its project

@@ -279,7 +279,8 @@ void IncrementalDocument::relowerInParallel(const std::string& text, unsigned th
   }
 }
 
-std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, const std::string& text, unsigned threads) {
+std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, const std::string& text, unsigned threads,
+                                                   std::unique_ptr<Module> previous) {
   const auto size = static_cast<uint32_t>(text.size());
   parsed_ = 0;
   // Edits that were not all reported leave chunks that do not cover the text: start over.
@@ -301,6 +302,17 @@ std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, cons
   }
 
   auto m = std::make_unique<Module>();
+  if (previous) {  // only the memory of its largest arrays: every other field starts fresh
+    m->exprs.swap(previous->exprs);
+    m->stmts.swap(previous->stmts);
+    m->args.swap(previous->args);
+    m->lists.swap(previous->lists);
+    m->exprs.clear();
+    m->stmts.clear();
+    m->args.clear();
+    m->lists.clear();
+    previous.reset();
+  }
   m->lang = Lang::Python;
   m->path = path;
   m->source = text;

@@ -39,7 +39,11 @@ class IncrementalDocument {
   void seed(const std::vector<uint32_t>& starts, uint32_t size);
   /// The model of `text`, which must be the text after every edit reported so far. With
   /// `threads` > 1, the runs that must be parsed again are parsed on up to that many threads.
-  std::unique_ptr<Module> model(const std::string& path, const std::string& text, unsigned threads = 1);
+  /// `previous`, the model this returned before (given back once nothing else reads it), lends
+  /// its arrays' memory to the new one: an edit of a long notebook then writes into pages it
+  /// already has instead of faulting in fresh ones (most of an edit's page faults otherwise).
+  std::unique_ptr<Module> model(const std::string& path, const std::string& text, unsigned threads = 1,
+                                std::unique_ptr<Module> previous = nullptr);
   /// How many top-level chunks the text is kept as (1 while it has a syntax error).
   size_t chunkCount() const { return chunks_.size(); }
   /// Bytes the last model() call parsed (tests and benchmarks: what an edit cost).
