@@ -114,6 +114,8 @@ int main(int argc, char** argv) {
         s.ceil = l.value("ceil", false);
         s.start = l.value("start", int64_t{1});
         s.end = l.value("end", int64_t{-1});
+        s.dim = l.value("dim", int64_t{0});
+        s.index = l.value("index", int64_t{0});
         s.heads = l.value("heads", int64_t{0});
         s.ff = l.value("ff", int64_t{0});
         s.layers = l.value("layers", int64_t{1});

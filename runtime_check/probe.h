@@ -16,7 +16,7 @@ namespace oomlint::probe {
 struct LayerSpec {
   /// Linear, ReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, Dropout, LayerNorm, Embedding
   /// (first only), Conv1d/2d, BatchNorm1d/2d, MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d,
-  /// Flatten, View, TransformerEncoderLayer, MultiheadAttention (self-attention), LSTM, GRU, RNN.
+  /// Flatten, View, Select, TransformerEncoderLayer, MultiheadAttention (self-attention), LSTM, GRU, RNN.
   std::string kind;
   /// Features or channels in and out. Embedding: in = the table's rows, out = its width; a
   /// recurrent layer: out = hidden size times its directions.
@@ -28,6 +28,7 @@ struct LayerSpec {
   bool same = false, ceil = false;  // padding="same"; pooling's ceil_mode
   std::vector<int64_t> size;        // AdaptiveAvgPool's output size; View's target shape
   int64_t start = 1, end = -1;      // Flatten
+  int64_t dim = 0, index = 0;       // Select: `x[:, -1]` takes index `index` of dimension `dim`
   int64_t heads = 0, ff = 0, layers = 1;
   std::string activation = "relu";
   bool batchFirst = false, bidirectional = false;

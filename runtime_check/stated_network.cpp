@@ -20,7 +20,7 @@ const std::vector<std::string>& buildableKinds() {
   static const std::vector<std::string> kinds = {
       "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout",
       "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
-      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Flatten", "View", "TransformerEncoderLayer", "MultiheadAttention",
+      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Flatten", "View", "Select", "TransformerEncoderLayer", "MultiheadAttention",
       "LSTM", "GRU", "RNN"};
   return kinds;
 }
@@ -62,7 +62,7 @@ std::string checkLayers(const std::vector<LayerSpec>& layers) {
       width = l.size.back();
       continue;
     }
-    if (l.kind == "Flatten") {
+    if (l.kind == "Flatten" || l.kind == "Select") {
       width = 0;
       continue;
     }
@@ -111,6 +111,7 @@ struct StatedLayerImpl : torch::nn::Module {
   }
   Tensor forward(Tensor x) {
     if (spec.kind == "View") return x.reshape(spec.size);
+    if (spec.kind == "Select") return x.select(spec.dim, spec.index);
     if (lstm) return std::get<0>(lstm->forward(x));
     if (gru) return std::get<0>(gru->forward(x));
     if (rnn) return std::get<0>(rnn->forward(x));
@@ -183,7 +184,7 @@ torch::nn::Sequential makeMlp(const Workload& w) {
     else if (spatial == 2)
       pushWindowed<2, torch::nn::Conv2d, torch::nn::Conv2dOptions, torch::nn::MaxPool2d, torch::nn::MaxPool2dOptions,
                    torch::nn::AvgPool2d, torch::nn::AvgPool2dOptions, torch::nn::BatchNorm2d>(s, l);
-    else s->push_back(StatedLayer(l));  // View, attention, recurrent layers
+    else s->push_back(StatedLayer(l));  // View, Select, attention, recurrent layers
   }
   for (int64_t i = 0; w.layers.empty() && i < w.depth; ++i) {
     s->push_back(torch::nn::Linear(w.width, w.width));

@@ -194,3 +194,36 @@ TEST(EstimatesLayers, AttentionAndRecurrentLayersChainThroughTheirOutputOnly) {
   EXPECT_FALSE(workloadIn(std::string(kHead) + "model = nn.Sequential(nn.TransformerEncoderLayer(64, 4, norm_first=True))\n"
                                                "x = torch.randn(8, 10, 64)\ny = model(x)\n"));
 }
+
+TEST(EstimatesLayers, OneStepOfARecurrentOutputIsASelection) {
+  using S = std::vector<int64_t>;
+  // `self.fc(out[:, -1])`: the last step of a batch-first LSTM's output, a view of it; also
+  // `out[:, 0, :]`. A selection allocates nothing and keeps its base.
+  auto classifier = [](const std::string& select, const char* input = "torch.randn(8, 20, 32)") {
+    return std::string(kHead) +
+           "class Net(nn.Module):\n"
+           "    def __init__(self):\n"
+           "        super().__init__()\n"
+           "        self.lstm = nn.LSTM(32, 64, batch_first=True)\n"
+           "        self.fc = nn.Linear(64, 5)\n"
+           "    def forward(self, x):\n"
+           "        out, _ = self.lstm(x)\n"
+           "        return self.fc(" + select + ")\n"
+           "model = Net()\n"
+           "x = " + input + "\n"
+           "y = model(x)\n";
+  };
+  for (const char* select : {"out[:, -1]", "out[:, 0, :]", "out[:, 19]"}) {
+    auto w = workloadIn(classifier(select));
+    ASSERT_TRUE(w) << select;
+    ASSERT_EQ(3u, w->shapes.size()) << select;
+    EXPECT_EQ((S{8, 64}), w->shapes[1]) << select;
+    EXPECT_EQ((S{8, 5}), w->shapes[2]) << select;
+    EXPECT_EQ("Select", w->layers[1].kind);
+    EXPECT_EQ(1, w->layers[1].startDim) << select;
+    EXPECT_TRUE(w->layers[1].aliasesInput);
+  }
+  // Not one integer among full slices, or an index past the dimension: no network.
+  for (const char* select : {"out[:, i]", "out[:, -1:]", "out[0, -1]", "out[:, 20]", "out[:, -21]", "out[-1]", "out[..., -1]"})
+    EXPECT_FALSE(workloadIn(classifier(select))) << select;
+}

@@ -117,6 +117,29 @@ TEST(Model, CallArgumentsKeepKeywordsAndSplats) {
   EXPECT_EQ(kNone, keywordArg(*m, call, "c"));
 }
 
+TEST(Model, ASubscriptWithSeveralIndicesKeepsThemAllAsATuple) {
+  auto m = python::parse("t.py", "a = x[0]\nb = x[:, -1]\nc = x[i, 2:3, j]\nd = x[(0, 1)]\n");
+  auto subscriptOf = [&](size_t stmt) { return m->expr(m->stmts[stmt].value); };
+  // One index: the index itself.
+  EXPECT_EQ(ExprKind::Number, m->expr(subscriptOf(0).rhs).kind);
+  // Several: a tuple of every one, spanning them, as `__getitem__` receives them.
+  const Expr& two = m->expr(subscriptOf(1).rhs);
+  ASSERT_EQ(ExprKind::Container, two.kind);
+  EXPECT_EQ(shape::kTuple, two.shape);
+  ASSERT_EQ(2u, two.argCount);
+  EXPECT_EQ(":, -1", m->textOf(subscriptOf(1).rhs));
+  EXPECT_EQ("-1", m->textOf(m->args[two.firstArg + 1].value));
+  const Expr& three = m->expr(subscriptOf(2).rhs);
+  ASSERT_EQ(3u, three.argCount);
+  // The last index is lowered too: `j` is a name read there.
+  const Expr& j = m->expr(m->args[three.firstArg + 2].value);
+  EXPECT_EQ(ExprKind::Name, j.kind);
+  EXPECT_EQ("j", j.text);
+  // A parenthesised tuple is one index, which is a tuple already.
+  EXPECT_EQ(ExprKind::Container, m->expr(subscriptOf(3).rhs).kind);
+  EXPECT_EQ(2u, m->expr(subscriptOf(3).rhs).argCount);
+}
+
 TEST(Model, SyntaxErrorIsRecordedWithItsLocation) {
   auto m = python::parse("t.py", "import torch\ndef f(:\n    pass\nx = 1\n");
   ASSERT_FALSE(m->syntaxIssues.empty());

@@ -319,8 +319,8 @@ TEST(Verify, AConvolutionalNetworkIsProbedWithItsOwnLayersOnItsImages) {
 }
 
 TEST(Verify, AttentionAndRecurrentLayersAreProbedWithoutAnEstimate) {
-  // A TransformerEncoderLayer and self-attention (batch first), and an LSTM language model: the
-  // probe builds and measures them; no formula sizes them, so the findings carry no estimate.
+  // A TransformerEncoderLayer and self-attention (batch first), an LSTM language model and an
+  // LSTM classifier of its last step (`out[:, -1]`): the probe builds and measures them; no formula sizes them, so the findings carry no estimate.
   const std::pair<const char*, std::string> files[] = {
       {"oomlint_verify_attention",
        "class Net(nn.Module):\n"
@@ -346,6 +346,17 @@ TEST(Verify, AttentionAndRecurrentLayersAreProbedWithoutAnEstimate) {
        "        return self.head(out)\n\n"
        "model = Net()\n"
        "x = torch.randint(0, 500, (4, 16))\n"},
+      {"oomlint_verify_lstm_last_step",
+       "class Net(nn.Module):\n"
+       "    def __init__(self):\n"
+       "        super().__init__()\n"
+       "        self.lstm = nn.LSTM(32, 64, batch_first=True)\n"
+       "        self.fc = nn.Linear(64, 5)\n"
+       "    def forward(self, x):\n"
+       "        out, _ = self.lstm(x)\n"
+       "        return self.fc(out[:, -1])\n\n"
+       "model = Net()\n"
+       "x = torch.randn(8, 20, 32)\n"},
   };
   for (const auto& [dir, model] : files) {
     std::string out = verifyOnCpu(dir, "import torch\nfrom torch import nn\n\n" + model +

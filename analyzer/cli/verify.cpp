@@ -62,7 +62,7 @@ nlohmann::json layerJson(const LayerSize& l, const std::vector<int64_t>& output)
   static const std::set<std::string> kinds = {
       "Linear", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Embedding", "Softmax", "LogSoftmax",
       "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
-      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Flatten", "View", "TransformerEncoderLayer", "MultiheadAttention",
+      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Flatten", "View", "Select", "TransformerEncoderLayer", "MultiheadAttention",
       "LSTM", "GRU", "RNN"};
   // The probe runs no checkpoints: what a checkpointed layer keeps would not be what the file does.
   if (!kinds.count(l.kind) || l.checkpointSegment) return nullptr;
@@ -76,6 +76,7 @@ nlohmann::json layerJson(const LayerSize& l, const std::vector<int64_t>& output)
   if (l.kind.rfind("Conv", 0) == 0) j.update({{"groups", l.groups}, {"same", l.samePadding}});
   if (l.kind.rfind("Adaptive", 0) == 0) j["size"] = l.view;
   if (l.kind == "Flatten") j.update({{"start", l.startDim}, {"end", l.endDim}});
+  if (l.kind == "Select") j.update({{"dim", l.startDim}, {"index", l.selectIndex}});
   if (l.kind == "View") j["size"] = output;  // the target with -1 and the input's dimensions resolved
   if (l.heads) j.update({{"heads", l.heads}, {"ff", l.feedforward}, {"activation", l.activation}});
   if (l.kind == "TransformerEncoderLayer" || l.kind == "MultiheadAttention" || l.stacked > 1 || l.kind == "LSTM" ||

@@ -62,6 +62,8 @@ struct LayerSize {
   /// target (kKeepDim + k: the input's dimension k; -1: inferred). AdaptiveAvgPool's output size.
   static constexpr int64_t kKeepDim = -1000;
   int64_t startDim = 1, endDim = -1;
+  /// Select (`x[:, -1]`): the index taken of dimension startDim, both as written (negative from the end).
+  int64_t selectIndex = 0;
   std::vector<int64_t> view;
   bool aliasesInput = false;
   /// Attention and recurrent layers: heads, feed-forward width, stacked layers, the batch-first
@@ -223,6 +225,9 @@ class Sizes {
   /// `x.view(x.size(0), -1)`, `F.max_pool2d(x, 2)`, `F.log_softmax(x, dim=1)`; `value` is set to
   /// the expression it applies to.
   bool functionalLayer(NodeId e, LayerSize& layer, NodeId& value) const;
+  /// `x[:, -1]`, `x[:, 0, :]`: one integer index among full slices, as a Select layer (a view
+  /// without that dimension); `value` is set to the subscripted expression.
+  bool selectionLayer(NodeId subscript, LayerSize& layer, NodeId& value) const;
   /// Every layer's output shape on `input`, when the network accepts it.
   std::optional<std::vector<std::vector<int64_t>>> chainShapes(const KnownNetwork& net, const KnownShape& input) const;
   std::optional<KnownNetwork> classNetwork(int32_t cls, NodeId ctor, int depth) const;

@@ -176,6 +176,35 @@ bool Sizes::functionalLayer(NodeId e, LayerSize& layer, NodeId& value) const {
   return activationLayer(fn, layer);
 }
 
+bool Sizes::selectionLayer(NodeId subscript, LayerSize& layer, NodeId& value) const {
+  const Expr& x = m_.expr(subscript);
+  if (x.kind != ExprKind::Subscript || x.rhs == kNone) return false;
+  const Expr& index = m_.expr(x.rhs);
+  if (index.kind != ExprKind::Container || index.shape != shape::kTuple) return false;  // `x[0]` is not read as a selection
+  // Full slices, one integer, full slices: `x[:, -1]`, `x[:, 0, :]`.
+  std::optional<int64_t> picked;
+  int64_t dim = 0;
+  for (const Arg& a : argsOf(m_, index)) {
+    const Expr& e = m_.expr(a.value);
+    bool fullSlice = e.kind == ExprKind::Other && e.argCount == 0 && m_.textOf(a.value) == ":";
+    if (fullSlice) {
+      if (!picked) ++dim;
+      continue;
+    }
+    if (picked) return false;
+    picked = intValue(a.value);
+    if (!picked) return false;
+  }
+  if (!picked) return false;
+  layer.kind = "Select";
+  layer.startDim = dim;
+  layer.selectIndex = *picked;
+  layer.aliasesInput = true;
+  layer.name = "select()";
+  value = x.lhs;
+  return true;
+}
+
 bool Sizes::checkpointedFunction(NodeId fn, LayerSize& layer) const {
   // A function handed to checkpoint by name: `F.gelu`, `torch.relu` (not a call: nothing else is passed).
   const std::string& canon = m_.canonical(fn);

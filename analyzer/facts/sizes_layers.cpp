@@ -311,6 +311,15 @@ std::optional<std::vector<int64_t>> layerOutput(const LayerSize& l, const std::v
     f.insert(f.end(), in.begin() + e + 1, in.end());
     return f;
   }
+  if (k == "Select") {
+    int64_t d = axis(l.startDim, rank);
+    if (d < 0) return std::nullopt;
+    int64_t extent = in[static_cast<size_t>(d)];
+    if (l.selectIndex >= extent || l.selectIndex < -extent) return std::nullopt;
+    Shape s = in;
+    s.erase(s.begin() + d);
+    return s;
+  }
   if (k == "View") {
     Shape v;
     int64_t known = 1, inferred = -1;

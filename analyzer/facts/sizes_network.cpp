@@ -208,7 +208,15 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
     const Expr& x = m_.expr(e);
     if (x.kind == ExprKind::Name) return !pair && x.text == var;
     // `self.lstm(x)[0]`: the output of an (output, state) pair.
-    if (x.kind == ExprKind::Subscript) return !pair && intValue(x.rhs) == std::optional<int64_t>(0) && chain(x.lhs, true);
+    if (x.kind == ExprKind::Subscript) {
+      if (!pair && intValue(x.rhs) == std::optional<int64_t>(0)) return chain(x.lhs, true);
+      // `out[:, -1]`: one step of the chained value, a view.
+      LayerSize layer;
+      NodeId value = kNone;
+      if (pair || !selectionLayer(e, layer, value) || !chain(value, false)) return false;
+      net.layers.push_back(layer);
+      return true;
+    }
     if (x.kind != ExprKind::Call) return false;
     const Expr& callee = m_.expr(x.lhs);
     if (callee.kind == ExprKind::Attribute && isSelfName(m_, callee.lhs)) return submoduleCall(e, pair);

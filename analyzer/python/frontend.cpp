@@ -779,8 +779,9 @@ class Lowerer {
       }
       case K::Call: id = lowerCall(n, stmt); break;
       case K::Subscript: {
-        NodeId value = lowerExpr(field(n, g_.fValue), stmt);
-        NodeId index = lowerExpr(field(n, g_.fSubscript), stmt);
+        TSNode valueNode = field(n, g_.fValue);
+        NodeId value = lowerExpr(valueNode, stmt);
+        NodeId index = lowerIndex(n, valueNode, stmt);
         id = newExpr(ExprKind::Subscript, n);
         m_.exprs[id].lhs = value;
         m_.exprs[id].rhs = index;
@@ -874,6 +875,32 @@ class Lowerer {
   }
 
   /// Generic: lowers every named child as an element (keyword arguments keep their names).
+  /// A subscript's index: its one expression, or for `x[:, -1]` (several, comma-separated) a
+  /// tuple of them, which is what Python passes to `__getitem__`.
+  NodeId lowerIndex(TSNode subscript, TSNode valueNode, NodeId stmt) {
+    std::vector<TSNode> indices;
+    uint32_t count = ts_node_named_child_count(subscript);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode c = ts_node_named_child(subscript, i);
+      if (ts_node_eq(c, valueNode) || std::strcmp(ts_node_type(c), "comment") == 0) continue;
+      indices.push_back(c);
+    }
+    if (indices.size() < 2) return lowerExpr(field(subscript, g_.fSubscript), stmt);
+    std::vector<Arg> elems;
+    for (TSNode c : indices)
+      if (NodeId v = lowerExpr(c, stmt); v != kNone) elems.push_back({{}, v});
+    NodeId id = newExpr(ExprKind::Container, indices.front());
+    Span last = spanOf(indices.back());
+    m_.exprs[id].span.end = last.end;
+    m_.exprs[id].span.endLine = last.endLine;
+    m_.exprs[id].span.endCol = last.endCol;
+    m_.exprs[id].shape = shape::kTuple;
+    m_.exprs[id].firstArg = static_cast<uint32_t>(m_.args.size());
+    m_.exprs[id].argCount = static_cast<uint32_t>(elems.size());
+    m_.args.insert(m_.args.end(), elems.begin(), elems.end());
+    return id;
+  }
+
   NodeId lowerWithChildren(TSNode n, NodeId stmt, ExprKind kind) {
     std::vector<Arg> elems;
     size_t start = collectChildren(n);
