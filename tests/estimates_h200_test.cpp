@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "estimates_util.h"
@@ -212,4 +213,43 @@ TEST(Estimates, AConvolutionalNetworksEstimatesAgreeWithItsShapeFaithfulProbeOnT
   }
   EXPECT_EQ(2, compared);
   EXPECT_EQ(4, unestimated);
+}
+
+TEST(Estimates, EachFindingOfAFileWithTwoNetworksIsMeasuredOnItsOwnOnTheH200) {
+  // runtime_check/results/h200-verify-per-finding.json: `--verify` on the H200 of a file with two
+  // stated networks (each finding measured on its own forward's network, which its estimate sizes)
+  // and of an LSTM classifier read at its last step (`out[:, -1]`, built by the probe, no estimate).
+  std::ifstream in(kRoot + "/runtime_check/results/h200-verify-per-finding.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json run = json::parse(ss.str());
+  int compared = 0, unestimated = 0;
+  std::set<std::string> networks;
+  for (const auto& [file, findings] : run["files"].items()) {
+    oomlint::FileResult now = oomlint::checkFile(kRoot + "/" + file, oomlint::CheckOptions{});
+    for (const json& f : findings) {
+      const json& m = f["measured"];
+      ASSERT_TRUE(m.is_object()) << file << " " << f["code"];
+      std::string workload = m["workload"].get<std::string>();
+      ASSERT_EQ(0u, workload.rfind("shape-faithful: the file's own layers", 0)) << workload;
+      const oomlint::Finding* fd = nullptr;  // today's finding at the same place
+      for (const oomlint::Finding& g : now.findings)
+        if (g.code == f["code"].get<std::string>() && g.span.line == f["location"]["row"].get<uint32_t>()) fd = &g;
+      ASSERT_NE(nullptr, fd) << file << " " << f["code"] << " at " << f["location"];
+      if (file == "bench/estimates/lstm_classifier.py") {
+        EXPECT_FALSE(fd->estimated.present) << fd->message;
+        ++unestimated;
+        continue;
+      }
+      if (f["code"] == "OOM102") networks.insert(workload.substr(0, workload.find(", input")));
+      double measured = f["code"] == "OOM102" ? m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>()
+                                              : m["peak_bytes"]["delta"].get<double>();
+      ASSERT_TRUE(fd->estimated.present) << fd->message;
+      EXPECT_LE(std::fabs(fd->estimated.bytes - measured) / measured, 0.10) << f["code"] << ": " << fd->estimated.bytes << " vs " << measured;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(3, compared);
+  EXPECT_EQ(2, unestimated);
+  EXPECT_EQ(2u, networks.size());  // the two OOM102 findings, each on its own network
 }
