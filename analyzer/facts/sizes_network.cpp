@@ -40,8 +40,7 @@ std::string_view dtypeWord(int bytes) {
   return "float32";
 }
 
-}  // namespace
-
+/// Appends `inner`'s layers to `net`.
 void appendLayers(KnownNetwork& net, std::vector<LayerSize> inner) {
   // Checkpoint segments and block instances are numbered per network: the inner ones move past
   // the outer network's, so two instances of one class stay two.
@@ -56,6 +55,8 @@ void appendLayers(KnownNetwork& net, std::vector<LayerSize> inner) {
     net.layers.push_back(std::move(l));
   }
 }
+
+}  // namespace
 
 std::optional<LayerSize::Saves> elementwiseSaves(std::string_view name) {
   for (std::string_view s : {"gelu", "silu", "leaky_relu", "elu", "mish"})
@@ -150,9 +151,7 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
   bool returned = false;
   auto isVar = [&](NodeId e) { return m_.expr(e).kind == ExprKind::Name && m_.expr(e).text == var; };
   std::function<bool(NodeId, bool)> chain;
-  // `self.fc1(...)` of a submodule `__init__` assigns; `pair`: the call's value is unpacked or
-  // indexed as (output, state), which only attention and recurrent layers return.
-  // The layers of submodule `self.<attribute>`, and its torch.nn class name.
+  // The layers of submodule `self.<attribute>` (one `__init__` assigns), and its torch.nn class name.
   auto submodule = [&](std::string_view attribute, KnownNetwork& part, std::string_view& cls) {
     auto it = submodules.find(attribute);
     if (it == submodules.end() || it->second == kNone) return false;
@@ -160,6 +159,8 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
     cls = nnClass(m_.canonical(it->second));
     return true;
   };
+  // `self.fc1(...)` of a submodule; `pair`: the call's value is unpacked or indexed as (output,
+  // state), which only attention and recurrent layers return.
   auto submoduleCall = [&](NodeId e, bool pair) -> bool {
     const Expr& x = m_.expr(e);
     KnownNetwork part;
