@@ -124,14 +124,14 @@ std::vector<StatedForward> forwardsOf(const Facts& facts) {
 /// forward a value in the span comes from, directly or through the loss made of it (OOM101's
 /// `total += loss`); the nearest forward of the function the finding is in, the one before it
 /// first (OOM301's zero_grad before the forward of its step).
-size_t forwardOfFinding(const Facts& facts, const Finding& f, const std::vector<StatedForward>& forwards) {
+/// `index` maps each forward's call to its place in `forwards`.
+size_t forwardOfFinding(const Facts& facts, const Finding& f, const std::vector<StatedForward>& forwards,
+                        const std::unordered_map<NodeId, size_t>& index) {
   const Module& m = facts.module();
-  std::unordered_map<NodeId, size_t> index;
-  for (size_t i = 0; i < forwards.size(); ++i) index[forwards[i].call] = i;
   auto inSpan = [&](NodeId e) { return m.expr(e).span.begin >= f.span.begin && m.expr(e).span.end <= f.span.end; };
   NodeId first = kNone;
   for (const StatedForward& sf : forwards)
-    if (inSpan(sf.call)) return index[sf.call];
+    if (inSpan(sf.call)) return index.at(sf.call);
   for (NodeId e = 0; e < m.exprs.size(); ++e) {
     if (!inSpan(e)) continue;
     if (first == kNone) first = e;
@@ -143,7 +143,7 @@ size_t forwardOfFinding(const Facts& facts, const Finding& f, const std::vector<
         next = facts.value(m.args[m.expr(origin).firstArg].value).origin;
       origin = next == origin ? kNone : next;
     }
-    if (origin != kNone && index.count(origin)) return index[origin];
+    if (origin != kNone && index.count(origin)) return index.at(origin);
   }
   if (first == kNone) return SIZE_MAX;
   size_t before = SIZE_MAX, after = SIZE_MAX;
@@ -178,12 +178,14 @@ std::vector<ProbeRun> probeRunsOf(FileResult& r, bool stateFromFile) {
   std::unique_ptr<Module> module;
   std::unique_ptr<Facts> facts;
   std::vector<StatedForward> forwards;
+  std::unordered_map<NodeId, size_t> index;  // a forward's call -> its place in `forwards`
   const StatedForward* firstStated = nullptr;
   if (stateFromFile && r.lang == Lang::Python) {
     module = parseDocument(r.path, r.source, DocumentLanguage::Python).module;
     if (module) {
       facts = std::make_unique<Facts>(*module);
       forwards = forwardsOf(*facts);
+      for (size_t i = 0; i < forwards.size(); ++i) index[forwards[i].call] = i;
       for (const StatedForward& sf : forwards)
         if (!sf.workload.is_null()) {
           firstStated = &sf;
@@ -196,7 +198,7 @@ std::vector<ProbeRun> probeRunsOf(FileResult& r, bool stateFromFile) {
     if (!rule || !rule->info().probe) continue;
     const StatedForward* chosen = firstStated;
     if (firstStated) {
-      size_t k = forwardOfFinding(*facts, f, forwards);
+      size_t k = forwardOfFinding(*facts, f, forwards, index);
       if (k != SIZE_MAX) chosen = &forwards[k];
     }
     ProbeRun& run = chosen ? runFor(chosen->workload, chosen->basis) : runFor(nullptr, {});
