@@ -164,6 +164,23 @@ EstimatedCost gradientBuffersOf(const Facts& f, NodeId zeroGradCall) {
               p->basis);
 }
 
+EstimatedCost frozenOptimizerStateOf(const Facts& f, const std::vector<NodeId>& frozenModules, std::string_view optimizer) {
+  if (frozenModules.empty()) return {};
+  double bytes = 0;
+  std::string parts, basis;
+  for (NodeId module : frozenModules) {
+    auto p = f.sizes().parametersOf(module);
+    if (!p) return {};
+    bytes += p->bytes;
+    parts += std::string(parts.empty() ? "" : ", ") + "`" + std::string(f.module().textOf(module)) + "` " + humanBytes(p->bytes);
+    basis += (basis.empty() ? "" : "; ") + p->basis;
+  }
+  return make(bytes, "retained",
+              "P·bytes of the frozen parameters (" + parts + "): " + std::string(optimizer) +
+                  " allocates a state tensor like each parameter it is given when it is built, gradient or not",
+              basis);
+}
+
 EstimatedCost summedGraphsOf(const Facts& f, NodeId summand, NodeId loop) {
   auto g = graphBehind(f, summand);
   auto k = f.sizes().tripCount(loop);

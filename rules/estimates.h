@@ -22,6 +22,11 @@ EstimatedCost gradForwardOf(const Facts& f, NodeId forwardCall);
 /// the module `zero_grad` runs on or the one the optimizer was built over.
 EstimatedCost gradientBuffersOf(const Facts& f, NodeId zeroGradCall);
 
+/// The state an optimizer that allocates it when built (Adagrad's `sum`) keeps for frozen
+/// parameters (OOM305): P times the element size of each frozen module, "retained". Only where
+/// each frozen module is sized (Facts::frozenModulesBefore lists them).
+EstimatedCost frozenOptimizerStateOf(const Facts& f, const std::vector<NodeId>& frozenModules, std::string_view optimizer);
+
 /// Micro-batch losses summed over `loop` and back-propagated once (OOM104): the graphs of all
 /// micro-batches but one, kept to the backward's peak, when they outweigh its transients ("peak").
 EstimatedCost summedGraphsOf(const Facts& f, NodeId summand, NodeId loop);

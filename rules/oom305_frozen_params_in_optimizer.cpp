@@ -1,5 +1,6 @@
 // OOM305 frozen-params-in-optimizer
 #include "rules/common.h"
+#include "rules/estimates.h"
 #include "rules/registry.h"
 
 namespace oomlint::rules {
@@ -15,11 +16,13 @@ function. The last write to `requires_grad` wins: a freeze undone by `requires_g
 before the optimizer is built is no freeze.
 
 ## Why is this bad?
-Mostly it is not, and oomlint says so honestly: Adam and the other built-in optimizers create no
-state for parameters whose `.grad` stays `None`, so the **measured memory cost is about 0 bytes**
-(see the probe). The common advice to filter frozen parameters saves memory only with optimizers
-that allocate state eagerly, and it documents intent. Note the trade-off: a parameter filtered out
-here is never trained even if you unfreeze it later.
+Mostly it is not, and oomlint says so honestly: Adam, AdamW, SGD and the other built-in optimizers
+create their state in `step()`, only for parameters whose `.grad` is set, so with them the
+**measured memory cost is about 0 bytes** (see the probe). The exception is `Adagrad` (Python and
+C++ alike): its constructor allocates a `sum` like every parameter it is given, gradient or not,
+so frozen parameters cost their own size for as long as the optimizer lives, and the message says
+so. Filtering also documents intent. Note the trade-off: a parameter filtered out here is never
+trained even if you unfreeze it later.
 
 ## Example
 ```python
@@ -36,13 +39,23 @@ optimizer = torch.optim.AdamW(filter(lambda p: p.requires_grad, model.parameters
 ## Fix safety
 Safe as long as the frozen parameters stay frozen: the optimizer updates exactly the same tensors.
 When the file sets `requires_grad` back to True after the optimizer is built, the fix is unsafe:
-the unfrozen parameters would not be trained.
+the unfrozen parameters would not be trained. When every parameter the optimizer is given is
+frozen, the filter would leave it an empty list (which optimizers refuse): the fix is display-only.
+
+## Estimated cost
+With `Adagrad`, when each frozen part is a module frozen whole (`m.requires_grad_(False)`, or
+`p.requires_grad = False` directly in a loop over `m.parameters()`) and the file states its
+layers, the message ends with `P_frozen · bytes per element` kept after the step: the `sum`
+Adagrad keeps for the frozen parameters. A freeze that filters parameters by name, or a part
+unfrozen again, leaves which parameters are frozen unknown: no estimate. With the other
+optimizers the cost is 0 bytes, which the message says without an estimate.
 
 ## Measured cost
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `Adam(model.parameters())` peaks at 256.0 MiB vs 256.0 MiB for
 `Adam(trainable parameters)`; no difference: Adam keeps no state for parameters without gradients.
-Reproduce with `oomlint-probe OOM305`.
+Reproduce with `oomlint-probe OOM305`; `oomlint-probe OOM305-adagrad` measures the same pattern
+with Adagrad, and `--verify` runs it for a finding whose optimizer is Adagrad.
 
 ## References
 - Fine-tuning and freezing: https://pytorch.org/tutorials/beginner/finetuning_torchvision_models_tutorial.html
@@ -74,12 +87,28 @@ class Oom305 final : public Rule {
     if (owner.empty() || methodName(m, params) != "parameters") return;
     NodeId s = m.expr(call).stmt;
     // The last write to requires_grad wins: a freeze undone before the optimizer is no freeze.
-    NodeId frozenAt = f.frozenPartBefore(m.stmt(s).function, owner, m.stmt(s).span.begin);
+    uint32_t fn = m.stmt(s).function;
+    NodeId frozenAt = f.frozenPartBefore(fn, owner, m.stmt(s).span.begin);
     if (frozenAt == kNone) return;
+    std::string given = "some parameters of `" + std::string(owner) + "` are frozen but the optimizer gets all of them";
+    // Adagrad builds its state for every parameter in its constructor; the others only in step(),
+    // for parameters that have a gradient.
+    bool eager = cls == "Adagrad";
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
-                                  "some parameters of `" + std::string(owner) +
-                                      "` are frozen but the optimizer gets all of them (Adam keeps no state for them: ~0 bytes)");
+                                  given + (eager ? " (Adagrad allocates its state for every parameter it is given, frozen ones too)"
+                                                 : " (Adam keeps no state for them: ~0 bytes)"));
     finding.note(f.headerSpan(frozenAt), "parameters of `" + std::string(owner) + "` are frozen here");
+    std::vector<NodeId> frozenModules = f.frozenModulesBefore(fn, owner, m.stmt(s).span.begin);
+    if (eager) {
+      finding.probe = "OOM305-adagrad";
+      finding.withEstimate(frozenOptimizerStateOf(f, frozenModules, cls));
+    }
+    // Every parameter frozen: the filter would leave the optimizer an empty list, which it refuses.
+    if (frozenModules.size() == 1 && f.pathKey(frozenModules.front()) == owner) {
+      finding.withFix(Applicability::DisplayOnly, "Every parameter of `" + std::string(owner) +
+                                                      "` is frozen: pass the optimizer the parameters it should train");
+      return;
+    }
     if (m.lang == Lang::Cpp) {
       finding.withFix(Applicability::DisplayOnly, "Pass only the parameters with requires_grad() to the optimizer");
       return;

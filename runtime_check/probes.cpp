@@ -339,11 +339,10 @@ ProbeResult probe303(ProbeContext& c) {
   return r;
 }
 
-ProbeResult probe305(ProbeContext& c) {
-  ProbeResult r{"OOM305", "frozen-params-in-optimizer", true,
-                "Adam over all parameters with half of them frozen vs over the trainable half only: Adam makes no state "
-                "for parameters without gradients, so the retained state is the same",
-                {}, {}, {}};
+/// Half of the MLP's parameters frozen, the optimizer `Opt` built over all of them (anti) or over
+/// the trainable half (fix): what giving an optimizer frozen parameters keeps.
+template <typename Opt, typename Options>
+ProbeResult frozenHalf(ProbeContext& c, ProbeResult r, const std::string& name) {
   auto model = makeMlp(c.w);
   auto params = model->parameters();
   c.reset = [&params] { zeroGrad(params, true); };
@@ -353,17 +352,42 @@ ProbeResult probe305(ProbeContext& c) {
     else trainable.push_back(params[i]);
   }
   Tensor x = input(c.w);
+  // Built in the first (warm-up) step, after the baseline: an optimizer that allocates its state
+  // when it is built (Adagrad) shows it; one that allocates it in step() (Adam) too.
   auto run = [&](std::vector<Tensor> given) {
-    auto opt = std::make_shared<torch::optim::Adam>(given, torch::optim::AdamOptions(1e-4));
-    return [&, opt](int64_t) {
+    auto opt = std::make_shared<std::unique_ptr<Opt>>();
+    return [&, given, opt](int64_t) {
+      if (!*opt) *opt = std::make_unique<Opt>(given, Options(1e-4));
       zeroGrad(params, true);
       lossOf(model->forward(x)).backward();
-      opt->step();
+      (*opt)->step();
     };
   };
-  r.anti = measure(c, "Adam(model.parameters())", run(params));
-  r.fix = measure(c, "Adam(trainable parameters)", run(trainable));
+  r.anti = measure(c, name + "(model.parameters())", run(params));
+  r.fix = measure(c, name + "(trainable parameters)", run(trainable));
   return r;
+}
+
+ProbeResult probe305(ProbeContext& c) {
+  return frozenHalf<torch::optim::Adam, torch::optim::AdamOptions>(
+      c,
+      {"OOM305", "frozen-params-in-optimizer", true,
+       "Adam over all parameters with half of them frozen vs over the trainable half only: Adam makes no state "
+       "for parameters without gradients, so the retained state is the same",
+       {}, {}, {}},
+      "Adam");
+}
+
+/// OOM305 where the optimizer is Adagrad, which allocates its `sum` for every parameter it is
+/// given when it is built, gradient or not: the frozen half's parameter bytes, kept.
+ProbeResult probe305Adagrad(ProbeContext& c) {
+  return frozenHalf<torch::optim::Adagrad, torch::optim::AdagradOptions>(
+      c,
+      {"OOM305-adagrad", "frozen-params-in-optimizer (Adagrad)", true,
+       "Adagrad over all parameters with half of them frozen vs over the trainable half only: Adagrad allocates "
+       "its sum for every parameter when it is built, so the frozen half's bytes are kept",
+       {}, {}, {}},
+      "Adagrad");
 }
 
 /// A pre-norm transformer block (attention + 4x MLP) whose attention kernel is a parameter.
@@ -688,6 +712,7 @@ const std::vector<ProbeDef>& allProbes() {
       {"OOM302", "zero-grad-after-forward", probe302},
       {"OOM303", "accumulation-loss-not-scaled", probe303},
       {"OOM305", "frozen-params-in-optimizer", probe305},
+      {"OOM305-adagrad", "frozen-params-in-optimizer (Adagrad)", probe305Adagrad},
       {"OOM401", "materialized-attention", probe401},
       {"OOM402", "fine-grained-checkpoint", probe402},
       {"OOM404", "fp32-logits-under-autocast", probe404},

@@ -154,6 +154,16 @@ TEST(ProbeCpu, UnscaledAccumulationPeaksEqually) {
   EXPECT_EQ(q["anti"]["retained_bytes"], q["fix"]["retained_bytes"]) << "Adam keeps no state for frozen parameters";
 }
 
+TEST(ProbeCpu, AdagradKeepsStateForFrozenParameters) {
+  // The probe MLP's first half of parameters is frozen; Adagrad builds a sum like each parameter it
+  // is given, so over all of them it keeps the frozen half's bytes more than over the trainable half.
+  auto r = runProbes(std::string(kSmall) + " --steps 3 OOM305-adagrad");
+  const json& q = r.at("OOM305-adagrad");
+  int64_t kept = q["anti"]["retained_bytes"].get<int64_t>() - q["fix"]["retained_bytes"].get<int64_t>();
+  // By hand: the frozen tensors of 3 Linear(64, 64), weight, bias, weight: (4096 + 64 + 4096) floats.
+  EXPECT_EQ((4096 + 64 + 4096) * 4, kept) << q;
+}
+
 TEST(ProbeCpu, SummedMicroBatchesAndRetainedGraphsPeakHigher) {
   auto r = runProbes(std::string(kSmall) + " --steps 3 OOM104 OOM105 OOM301 OOM404");
   for (const char* code : {"OOM104", "OOM105", "OOM301", "OOM404"})
@@ -443,6 +453,30 @@ TEST(Verify, AFindingOnAModelTheFileDoesNotStateIsNotProbedWithAnotherNetwork) {
                                 "        preds.append(model(b))\n"
                                 "    return preds\n");
   EXPECT_EQ(1, genericallyMeasuredOom102(out, false)) << out;
+}
+
+TEST(Verify, AnAdagradFindingIsMeasuredWithAdagrad) {
+  // OOM305 over Adagrad runs the probe's Adagrad variant: the frozen half's state is kept. The
+  // same finding over Adam measures the ~0 bytes its message says.
+  std::string out = verifyOnCpu("oomlint_verify_adagrad",
+                                "import torch\n\n\n"
+                                "def adagrad(model):\n"
+                                "    model.backbone.requires_grad_(False)\n"
+                                "    return torch.optim.Adagrad(model.parameters(), lr=1e-2)\n\n\n"
+                                "def adam(model):\n"
+                                "    model.backbone.requires_grad_(False)\n"
+                                "    return torch.optim.Adam(model.parameters(), lr=1e-3)\n");
+  int seen = 0;
+  for (const json& f : json::parse(out)) {
+    if (f["code"] != "OOM305") continue;
+    ++seen;
+    const json& m = f["measured"];
+    ASSERT_TRUE(m.is_object()) << out;
+    int64_t kept = m["retained_bytes"]["anti"].get<int64_t>() - m["retained_bytes"]["fix"].get<int64_t>();
+    if (f["location"]["row"] == 6) EXPECT_GT(kept, 0) << "Adagrad keeps a sum for the frozen parameters: " << m;
+    else EXPECT_EQ(0, kept) << m;
+  }
+  EXPECT_EQ(2, seen) << out;
 }
 
 TEST(Verify, ANetworkWithCheckpointsIsNotRebuiltWithoutThem) {

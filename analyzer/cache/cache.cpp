@@ -30,7 +30,7 @@ std::string_view internCode(const std::string& code) {
 }
 
 /// The release and the layout of an entry: a cache written by another build is discarded.
-const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache7";
+const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache8";
 
 json spanJson(const Span& s) { return json::array({s.begin, s.end, s.line, s.col, s.endLine, s.endCol}); }
 Span spanFrom(const json& j) {
@@ -159,6 +159,7 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
           const json& c = f["estimated"];
           fd.estimated = EstimatedCost{true, c.at(0), c.at(1), c.at(2), c.at(3)};
         }
+        if (f.contains("probe")) fd.probe = f["probe"];
         entry.findings.push_back(std::move(fd));
       }
       entries_[path] = std::move(entry);
@@ -318,6 +319,7 @@ std::string ResultCache::save() {
         const EstimatedCost& c = f.estimated;
         j["estimated"] = json::array({c.bytes, c.measure, c.formula, c.basis});
       }
+      if (!f.probe.empty()) j["probe"] = f.probe;
       fs.push_back(std::move(j));
     }
     files[path] = {{"selection", at->second}, {"size", e.size}, {"mtime_ns", e.mtimeNs}, {"inode", e.inode},

@@ -203,7 +203,7 @@ std::vector<ProbeRun> probeRunsOf(FileResult& r, bool stateFromFile) {
     }
     ProbeRun& run = chosen ? runFor(chosen->workload, chosen->basis) : runFor(nullptr, {});
     run.findings.push_back(&f);
-    run.codes.insert(std::string(f.code));
+    run.codes.insert(f.probe.empty() ? std::string(f.code) : f.probe);
   }
   return runs;
 }
@@ -302,7 +302,7 @@ std::string runProbe(const std::string& probe, const VerifyOptions& opts, const 
   std::string device = doc["provenance"].value("device", "");
   for (Finding* f : run.findings) {
     for (const nlohmann::json& pr : doc["probes"]) {
-      if (pr.value("code", "") != f->code) continue;
+      if (pr.value("code", "") != (f->probe.empty() ? std::string(f->code) : f->probe)) continue;
       MeasuredCost m;
       m.device = device;
       m.workload = workload;

@@ -79,6 +79,10 @@ struct Finding {
   MeasuredCost measured;
   EstimatedCost estimated;
   std::vector<Related> related;  // in the order a reader follows them
+  /// The probe that measures this finding under `--verify`, when it is not the one its code names:
+  /// the same pattern as this code writes it ("OOM305-adagrad": an optimizer that keeps state for
+  /// frozen parameters, unlike the probe's Adam).
+  std::string probe;
 
   /// Adds evidence: a `note:` in text output, `related` in JSON, SARIF relatedLocations, LSP
   /// relatedInformation. A span already noted (or the finding's own) is not repeated.

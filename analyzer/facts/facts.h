@@ -216,6 +216,12 @@ class Facts {
   /// Some parameters of `owner` (it or a submodule) are frozen by a statement of function `fn`
   /// before `offset`, and no later write there undoes it: that statement, else kNone.
   NodeId frozenPartBefore(uint32_t fn, std::string_view owner, uint32_t offset) const;
+  /// The modules `frozenPartBefore` finds frozen, each as the expression its freeze names, when
+  /// each freeze covers every parameter of its module (`m.requires_grad_(False)`, or
+  /// `p.requires_grad = False` directly in a loop over `m.parameters()`), none lies inside
+  /// another and no write undoes part of one; empty otherwise: which parameters are frozen is
+  /// then not known, only that some are.
+  std::vector<NodeId> frozenModulesBefore(uint32_t fn, std::string_view owner, uint32_t offset) const;
   /// Some write after `offset` sets requires_grad back to True on `owner`, a prefix or a submodule.
   bool unfrozenAfter(std::string_view owner, uint32_t offset) const;
 
@@ -431,6 +437,7 @@ class Facts {
     uint32_t offset;
     bool frozen;
     NodeId stmt;
+    NodeId module;  // the module expression whose parameters it writes, kNone when not all of them
   };
   KindFact kindFactOf(NodeId expr) const;
   Kind computeKind(NodeId expr, Evidence* evidence) const;

@@ -304,8 +304,9 @@ void FactsBuilder::collectKinds() {
 }
 
 void FactsBuilder::collectFreezes() {
-  // The module whose parameters loop variable `var` walks: `for p in model.parameters()`.
-  auto ownerOfParam = [&](NodeId s, NodeId var) -> std::string_view {
+  // The module whose parameters loop variable `var` walks: `for p in model.parameters()`, and
+  // whether the write covers all of them (it is the loop's own statement, under no condition).
+  auto ownerOfParam = [&](NodeId s, NodeId var, NodeId* whole) -> std::string_view {
     if (m_.expr(var).kind != ExprKind::Name) return {};
     std::string_view name = m_.expr(var).text;
     for (NodeId l = f_.loopOf_[s]; l != kNone; l = f_.loopOf_[l]) {
@@ -318,22 +319,28 @@ void FactsBuilder::collectFreezes() {
       forSubtree(loop.target, [&](NodeId x) {
         if (m_.expr(x).kind == ExprKind::Name && m_.expr(x).text == name) binds = true;
       });
-      if (binds) return f_.pathKey(receiverOf(m_, it));
+      if (!binds) continue;
+      *whole = m_.stmt(s).parent == l ? receiverOf(m_, it) : kNone;
+      return f_.pathKey(receiverOf(m_, it));
     }
     return {};
   };
-  auto record = [&](NodeId s, NodeId subject, bool frozen) {
-    std::string_view owner = ownerOfParam(s, subject);
-    if (owner.empty()) owner = f_.pathKey(subject);
+  auto record = [&](NodeId s, NodeId subject, bool frozen, bool moduleCall) {
+    NodeId module = kNone;
+    std::string_view owner = ownerOfParam(s, subject, &module);
+    if (owner.empty()) {
+      owner = f_.pathKey(subject);
+      if (moduleCall) module = subject;  // `m.requires_grad_(False)`; `x.requires_grad = False` is one tensor
+    }
     if (owner.empty()) return;
-    f_.freezes_[owner].push_back({m_.stmt(s).span.begin, frozen, s});
+    f_.freezes_[owner].push_back({m_.stmt(s).span.begin, frozen, s, module});
   };
   for (NodeId s = 0; s < m_.stmts.size(); ++s) {
     const Stmt& st = m_.stmt(s);
     if (st.kind == StmtKind::Assign && st.value != kNone && m_.expr(st.value).kind == ExprKind::Bool) {
       for (NodeId t : items(m_, st.targets)) {
         const Expr& te = m_.expr(t);
-        if (te.kind == ExprKind::Attribute && te.text == "requires_grad") record(s, te.lhs, isFalseLiteral(m_, st.value));
+        if (te.kind == ExprKind::Attribute && te.text == "requires_grad") record(s, te.lhs, isFalseLiteral(m_, st.value), false);
       }
     } else if (st.kind == StmtKind::Expr && st.value != kNone && m_.expr(st.value).kind == ExprKind::Call) {
       std::string_view meth = methodName(m_, st.value);
@@ -342,7 +349,7 @@ void FactsBuilder::collectFreezes() {
       if (a == kNone) a = keywordArg(m_, st.value, "requires_grad");
       bool frozen = a != kNone && isFalseLiteral(m_, a);
       if (a != kNone && !isTrueLiteral(m_, a) && !frozen) continue;  // unknown flag
-      record(s, receiverOf(m_, st.value), frozen);
+      record(s, receiverOf(m_, st.value), frozen, true);
     }
   }
 }
@@ -635,6 +642,34 @@ NodeId Facts::frozenPartBefore(uint32_t fn, std::string_view owner, uint32_t off
     if (last && last->frozen) return last->stmt;
   }
   return kNone;
+}
+
+std::vector<NodeId> Facts::frozenModulesBefore(uint32_t fn, std::string_view owner, uint32_t offset) const {
+  std::vector<NodeId> modules;
+  if (owner.empty()) return modules;
+  auto under = [](std::string_view path, std::string_view root) {
+    return path == root || (path.size() > root.size() && path.substr(0, root.size()) == root && path[root.size()] == '.');
+  };
+  std::vector<std::string_view> frozenKeys;
+  for (const auto& [key, writes] : freezes_) {
+    if (!under(key, owner)) continue;
+    const FreezeWrite* last = nullptr;
+    for (const FreezeWrite& w : writes)
+      if (w.offset < offset && m_.stmt(w.stmt).function == fn && (!last || w.offset > last->offset)) last = &w;
+    if (!last || !last->frozen) continue;
+    if (last->module == kNone) return {};
+    frozenKeys.push_back(key);
+    modules.push_back(last->module);
+  }
+  // Nested freezes would count a part twice; any other write below a frozen module (an
+  // unfreeze, or a freeze of one tensor) leaves which parameters are frozen unknown.
+  for (std::string_view k : frozenKeys)
+    for (const auto& [key, writes] : freezes_) {
+      if (key == k || !under(key, k)) continue;
+      for (const FreezeWrite& w : writes)
+        if (w.offset < offset && m_.stmt(w.stmt).function == fn) return {};
+    }
+  return modules;
 }
 
 bool Facts::unfrozenAfter(std::string_view owner, uint32_t offset) const {

@@ -231,6 +231,19 @@ class Sizes {
   /// Every layer's output shape on `input`, when the network accepts it.
   std::optional<std::vector<std::vector<int64_t>>> chainShapes(const KnownNetwork& net, const KnownShape& input) const;
   std::optional<KnownNetwork> classNetwork(int32_t cls, NodeId ctor, int depth) const;
+  /// The module class of this file a constructor call builds (`Block(width)`), else -1.
+  int32_t fileClassOf(NodeId ctor) const;
+  /// A module class's `__init__` as one constructor call runs it: the values its parameters
+  /// take, and each `self.<name> = Call(...)` it assigns once (kNone where assigned twice).
+  struct ClassInit {
+    uint32_t init = UINT32_MAX;
+    Bindings env;
+    std::unordered_map<std::string_view, NodeId> submodules;
+  };
+  std::optional<ClassInit> classInit(int32_t cls, NodeId ctor) const;
+  /// The parameters of `model.backbone` where `model` is built from a class of this file that
+  /// assigns `self.backbone` a sized layer or Sequential.
+  std::optional<KnownParameters> submoduleParameters(NodeId attribute) const;
   /// A layer of `torch.utils.checkpoint.checkpoint(fn, ...)`'s function `fn`: `F.gelu`, `torch.relu`.
   bool checkpointedFunction(NodeId fn, LayerSize& layer) const;
   /// The element size of the module's parameters (0: conversions disagree), and in `*name` the

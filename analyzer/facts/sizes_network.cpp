@@ -72,10 +72,8 @@ bool Sizes::appendLayer(NodeId ctor, const Bindings* env, int depth, KnownNetwor
   std::string_view cls = nnClass(canon);
   if (cls.empty()) {
     // A module class of this file used as a layer (`self.block = Block(width)`).
-    int32_t c = -1;
-    for (size_t i = 0; i < m_.classes.size(); ++i)
-      if (m_.classes[i].name == calleeName(m_, ctor) && m_.canonical(ctor).empty()) c = static_cast<int32_t>(i);
-    if (c < 0 || !f_.isModuleClass(c)) return false;
+    int32_t c = fileClassOf(ctor);
+    if (c < 0) return false;
     auto inner = classNetwork(c, ctor, depth + 1);
     if (!inner) return false;
     appendLayers(net, std::move(inner->layers));
@@ -111,18 +109,21 @@ std::optional<KnownNetwork> Sizes::buildNetwork(NodeId ctor, const Bindings* env
   return net;
 }
 
-std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int depth) const {
-  if (depth > kMaxDepth) return std::nullopt;
-  uint32_t init = UINT32_MAX, forward = UINT32_MAX;
-  for (uint32_t i = 0; i < m_.functions.size(); ++i) {
-    if (m_.functions[i].cls != cls) continue;
-    if (m_.functions[i].name == "__init__") init = i;
-    if (m_.functions[i].name == "forward") forward = i;
-  }
-  if (init == UINT32_MAX || forward == UINT32_MAX) return std::nullopt;
+int32_t Sizes::fileClassOf(NodeId ctor) const {
+  if (ctor == kNone || m_.expr(ctor).kind != ExprKind::Call || !m_.canonical(ctor).empty()) return -1;
+  int32_t c = -1;
+  for (size_t i = 0; i < m_.classes.size(); ++i)
+    if (m_.classes[i].name == calleeName(m_, ctor)) c = static_cast<int32_t>(i);
+  return c >= 0 && f_.isModuleClass(c) ? c : -1;
+}
+
+std::optional<Sizes::ClassInit> Sizes::classInit(int32_t cls, NodeId ctor) const {
+  ClassInit ci;
+  for (uint32_t i = 0; i < m_.functions.size(); ++i)
+    if (m_.functions[i].cls == cls && m_.functions[i].name == "__init__") ci.init = i;
+  if (ci.init == UINT32_MAX) return std::nullopt;
   // The constructor's arguments, else the parameters' defaults.
-  Bindings env;
-  const Function& fi = m_.functions[init];
+  const Function& fi = m_.functions[ci.init];
   uint32_t positional = 0;
   for (uint32_t i = 1; i < fi.paramCount; ++i) {
     const Param& p = m_.params[fi.firstParam + i];
@@ -130,17 +131,29 @@ std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int de
     if (v == kNone) v = positionalArg(m_, ctor, positional);
     ++positional;
     if (v == kNone) v = p.defaultValue;
-    if (v != kNone) env[p.name] = v;
+    if (v != kNone) ci.env[p.name] = v;
   }
-  std::unordered_map<std::string_view, NodeId> submodules;  // `self.fc1 = nn.Linear(...)`
-  for (NodeId s : f_.statementsOf(init)) {
+  for (NodeId s : f_.statementsOf(ci.init)) {
     const Stmt& st = m_.stmt(s);
     if (st.kind != StmtKind::Assign || st.targets.count != 1) continue;
     const Expr& t = m_.expr(st.target);
     if (t.kind != ExprKind::Attribute || m_.expr(t.lhs).kind != ExprKind::Name || m_.expr(t.lhs).text != "self") continue;
-    if (submodules.count(t.text)) submodules[t.text] = kNone;  // assigned twice: not read
-    else submodules[t.text] = m_.expr(st.value).kind == ExprKind::Call ? st.value : kNone;
+    if (ci.submodules.count(t.text)) ci.submodules[t.text] = kNone;  // assigned twice: not read
+    else ci.submodules[t.text] = m_.expr(st.value).kind == ExprKind::Call ? st.value : kNone;
   }
+  return ci;
+}
+
+std::optional<KnownNetwork> Sizes::classNetwork(int32_t cls, NodeId ctor, int depth) const {
+  if (depth > kMaxDepth) return std::nullopt;
+  uint32_t forward = UINT32_MAX;
+  for (uint32_t i = 0; i < m_.functions.size(); ++i)
+    if (m_.functions[i].cls == cls && m_.functions[i].name == "forward") forward = i;
+  if (forward == UINT32_MAX) return std::nullopt;
+  auto ci = classInit(cls, ctor);
+  if (!ci) return std::nullopt;
+  Bindings& env = ci->env;
+  const std::unordered_map<std::string_view, NodeId>& submodules = ci->submodules;
   // The forward must be one chain through one variable: `x = self.fc1(x)`, `x = F.relu(x)`,
   // `out, _ = self.lstm(x)`, `return self.fc2(out)`. Any other statement or call leaves the
   // network unknown.
@@ -309,10 +322,31 @@ const KnownNetwork* Sizes::networkOf(NodeId moduleExpr) const {
 
 std::optional<KnownParameters> Sizes::parametersOf(NodeId moduleExpr) const {
   const KnownNetwork* net = networkOf(moduleExpr);
-  if (!net) return std::nullopt;
+  if (!net) return submoduleParameters(moduleExpr);
   int bytes = moduleDtype(moduleExpr, net->elementBytes);
   if (!bytes) return std::nullopt;
   return KnownParameters{static_cast<double>(net->parameters()) * bytes, net->source + ", " + std::string(dtypeWord(bytes))};
+}
+
+std::optional<KnownParameters> Sizes::submoduleParameters(NodeId attribute) const {
+  // `model.backbone` where `model = Net(...)` and Net's `__init__` assigns `self.backbone` once.
+  const Expr& a = m_.expr(attribute);
+  if (a.kind != ExprKind::Attribute) return std::nullopt;
+  NodeId ctor = f_.constructorOf(a.lhs);
+  int32_t cls = fileClassOf(ctor);
+  if (cls < 0) return std::nullopt;
+  auto ci = classInit(cls, ctor);
+  if (!ci) return std::nullopt;
+  auto it = ci->submodules.find(a.text);
+  if (it == ci->submodules.end() || it->second == kNone) return std::nullopt;
+  KnownNetwork part;
+  if (!appendLayer(it->second, &ci->env, 1, part) || part.layers.empty()) return std::nullopt;
+  int bytes = moduleDtype(a.lhs, part.elementBytes);
+  if (!bytes) return std::nullopt;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " (%s parameters)", humanCount(part.parameters()).c_str());
+  return KnownParameters{static_cast<double>(part.parameters()) * bytes,
+                         "`self." + std::string(a.text) + "` " + at(it->second) + buf + ", " + std::string(dtypeWord(bytes))};
 }
 
 NodeId Sizes::moduleCalled(NodeId call) const {

@@ -707,6 +707,24 @@ class AdamW : public Optimizer {
  public:
   AdamW(std::vector<Tensor> params, AdamWOptions defaults = {});
 };
+struct AdagradOptions {
+  AdagradOptions(double lr = 1e-2);
+  AdagradOptions& weight_decay(double weight_decay);
+  AdagradOptions& initial_accumulator_value(double value);
+};
+class Adagrad : public Optimizer {
+ public:
+  Adagrad(std::vector<Tensor> params, AdagradOptions defaults = {});
+};
+struct RMSpropOptions {
+  RMSpropOptions(double lr = 1e-2);
+  RMSpropOptions& momentum(double momentum);
+  RMSpropOptions& weight_decay(double weight_decay);
+};
+class RMSprop : public Optimizer {
+ public:
+  RMSprop(std::vector<Tensor> params, RMSpropOptions defaults = {});
+};
 class StepLR {
  public:
   StepLR(Optimizer& optimizer, unsigned step_size, double gamma = 0.1);
