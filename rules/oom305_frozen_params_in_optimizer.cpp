@@ -54,8 +54,10 @@ optimizers the cost is 0 bytes, which the message says without an estimate.
 Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 (runtime_check/results/h200.json)): `Adam(model.parameters())` peaks at 256.0 MiB vs 256.0 MiB for
 `Adam(trainable parameters)`; no difference: Adam keeps no state for parameters without gradients.
-Reproduce with `oomlint-probe OOM305`; `oomlint-probe OOM305-adagrad` measures the same pattern
-with Adagrad, and `--verify` runs it for a finding whose optimizer is Adagrad.
+Reproduce with `oomlint-probe OOM305`. With Adagrad (`oomlint-probe OOM305-adagrad`, which
+`--verify` runs for a finding whose optimizer is Adagrad): 192.0 MiB kept after the step vs
+128.0 MiB over the trainable half, +64.0 MiB, the frozen half's parameter bytes, as estimated
+(bench/estimates/oom305_adagrad.py).
 
 ## References
 - Fine-tuning and freezing: https://pytorch.org/tutorials/beginner/finetuning_torchvision_models_tutorial.html
