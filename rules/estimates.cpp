@@ -2,6 +2,7 @@
 #include "rules/estimates.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "facts/sizes.h"
 #include "facts/torch_api.h"
@@ -162,6 +163,31 @@ EstimatedCost gradientBuffersOf(const Facts& f, NodeId zeroGradCall) {
               "P·bytes = " + humanBytes(p->bytes) + " of gradient buffers, kept through a forward that peaks at " +
                   humanBytes(forwardPeak) + " of activations",
               p->basis);
+}
+
+EstimatedCost gradientsThroughForwardOf(const Facts& f, NodeId forwardCall) {
+  if (forwardCall == kNone) return {};
+  auto fwd = f.sizes().forwardOf(forwardCall);
+  if (!fwd || fwd->backwardRise < 0 || fwd->peakGrad < 2 * fwd->parameters) return {};
+  const double g = fwd->parameters;  // one gradient like each parameter
+  const double end = fwd->saved + (fwd->outputSaved ? 0 : fwd->output);
+  // The step's peak is the forward's (where last step's gradients add to it) or the backward's
+  // (after zero_grad freed them): what they add is the difference of the two maxima.
+  auto added = [&](double forwardPeak, double backwardRise) {
+    return std::max(forwardPeak + g, end + backwardRise) - std::max(forwardPeak, end + backwardRise);
+  };
+  const double bytes = added(fwd->peakGrad, fwd->backwardRise);
+  // The loss is not part of the network: its forward and backward make tensors like the output,
+  // in float32 where the loss upcasts it. Where up to two of them in the forward and four in the
+  // backward would move the estimate by more than a tenth, the loss decides it: no estimate.
+  const double lossCopy = fwd->output / fwd->elementBytes * 4;
+  const double lossHeavy = added(std::max(fwd->peakGrad, end + 2 * lossCopy), std::max(fwd->backwardRise, 4 * lossCopy));
+  if (std::abs(bytes - lossHeavy) > 0.1 * std::max(bytes, lossHeavy)) return {};
+  return make(bytes, "peak",
+              "G = " + humanBytes(g) + " of last step's gradients kept through a forward that peaks at " + humanBytes(fwd->peakGrad) +
+                  " and ends at " + humanBytes(end) + "; the backward, without them, rises " + humanBytes(fwd->backwardRise) +
+                  " above that end: max(forward peak + G, backward peak) - max(forward peak, backward peak)",
+              fwd->basis);
 }
 
 EstimatedCost frozenOptimizerStateOf(const Facts& f, const std::vector<NodeId>& frozenModules, std::string_view optimizer) {

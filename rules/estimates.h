@@ -22,6 +22,14 @@ EstimatedCost gradForwardOf(const Facts& f, NodeId forwardCall);
 /// the module `zero_grad` runs on or the one the optimizer was built over.
 EstimatedCost gradientBuffersOf(const Facts& f, NodeId zeroGradCall);
 
+/// The previous step's gradients kept through the forward `forwardCall` by a `zero_grad` after it
+/// (OOM302): what they add to the step's peak, "peak". The peak is the forward's (gradients live)
+/// or the backward's (gradients freed just before it): max(forward peak + G, backward peak) less
+/// max(forward peak, backward peak). Only where the forward peaks at 2·P or more of activations,
+/// so that neither the optimizer's transients nor the parameter gradients the backward makes decide
+/// the peak instead, and where the loss (outside the network) cannot move it by a tenth.
+EstimatedCost gradientsThroughForwardOf(const Facts& f, NodeId forwardCall);
+
 /// The state an optimizer that allocates it when built (Adagrad's `sum`) keeps for frozen
 /// parameters (OOM305): P times the element size of each frozen module, "retained". Only where
 /// each frozen module is sized (Facts::frozenModulesBefore lists them).

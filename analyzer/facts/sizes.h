@@ -110,6 +110,9 @@ struct ForwardSizes {
   double peakGrad = 0;   // the forward's own peak with autograd on: what it saved so far + the live layer
   double peakNoGrad = 0; // the same under no_grad: the largest pair of consecutive activations
   double parameters = 0; // P times the parameters' element size
+  /// How far the backward (with no earlier gradients) rises above the moment the forward ends; -1
+  /// where it is not modelled (checkpointed segments run their forward again in backward, eval).
+  double backwardRise = -1;
   bool outputSaved = false;  // the last layer saves its own output (a final ReLU)
   int64_t outFeatures = 0;   // the output's last dimension
   int elementBytes = 4;

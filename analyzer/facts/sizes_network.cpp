@@ -409,6 +409,48 @@ std::optional<ForwardSizes> Sizes::forwardOf(NodeId call) const {
   return forwardOn(*net, bytes, *input, eval, false);
 }
 
+namespace {
+
+/// How far the backward of a chain rises above the moment its forward ends (everything saved, the
+/// output live), before any parameter gradient exists: layer i runs with the saved tensors of
+/// layers 1..i, the parameter gradients of the layers after it, the gradient of its output, and
+/// makes the gradient of its input and of its parameters. What a layer's backward frees (its
+/// saved tensors, the gradient it received) is counted freed only after the next layer's backward
+/// has run: CUDA's caching allocator keeps a block allocated until the kernels that read it have
+/// finished, and the engine has queued the next layer's by then (measured on the H200: a Linear
+/// after a ReLU peaks at three activation-sized gradients above the forward's end, not two). The
+/// gradient reaching the output is one output-sized tensor (what the loss's backward hands on). A
+/// view passes its gradient on as a view; the network's input gets none. `freedAfter[j]`: the
+/// lowest layer that keeps saved storage j, after whose backward it is freed.
+double backwardRise(const std::vector<double>& tensor, const std::vector<size_t>& base, const std::vector<bool>& saved,
+                    const std::vector<size_t>& freedAfter, const std::vector<double>& mask, const std::vector<double>& gradient,
+                    const std::vector<double>& weights) {
+  size_t n = tensor.size() - 1;
+  double kept = 0;
+  for (size_t j = 0; j <= n; ++j) kept += (saved[j] ? tensor[j] : 0) + mask[j];
+  double outputLive = saved[base[n]] ? 0 : tensor[base[n]];
+  double forwardEnd = kept + outputLive;
+  double made = 0;                // parameter gradients so far
+  double arriving = gradient[n];  // the gradient of t_i
+  double pending = 0;             // what the previous layer's backward freed, not yet counted free
+  double rise = 0;
+  for (size_t i = n; i >= 1; --i) {
+    bool view = tensor[i] == 0 && base[i] != i;
+    double toInput = i == 1 || view ? 0 : gradient[i - 1];
+    rise = std::max(rise, kept + outputLive + made + pending + arriving + toInput + weights[i] - forwardEnd);
+    made += weights[i];
+    double freedSaved = mask[i];
+    for (size_t j = 0; j <= n; ++j)
+      if (saved[j] && freedAfter[j] == i) freedSaved += tensor[j];
+    kept -= freedSaved;
+    pending = freedSaved + (view ? 0 : arriving);
+    if (!view) arriving = toInput;
+  }
+  return rise;
+}
+
+}  // namespace
+
 std::optional<ForwardSizes> Sizes::forwardOn(const KnownNetwork& net, int bytes, const KnownShape& input, bool eval,
                                              bool inputFresh) const {
   for (const LayerSize& l : net.layers)
@@ -429,14 +471,21 @@ std::optional<ForwardSizes> Sizes::forwardOn(const KnownNetwork& net, int bytes,
   std::vector<bool> saved{false};
   std::vector<double> mask{0};   // what layer i keeps beside the tensors (dropout's mask, pooling's indices)
   std::vector<double> scratch{0};  // what layer i allocates only while it runs under no_grad
+  std::vector<double> gradient{0};  // the gradient of t_i the backward makes (none for a view's)
+  std::vector<double> weights{0};   // layer i's parameter gradients
+  std::vector<size_t> freedAfter{0};  // saved storage i's lowest keeper, whose backward frees it
   size_t firstCounted = inputFresh ? 0 : 1;  // tensors below this index exist anyway
   uint32_t segment = 0;                       // the checkpointed segment of the last layer run
+  bool anyCheckpoint = false;
   for (size_t i = 0; i < net.layers.size(); ++i) {
     const LayerSize& l = net.layers[i];
     if (eval && l.identityInEval) continue;
     double n = numel((*shapes)[i]);
     size_t self = tensor.size();
     tensor.push_back(l.aliasesInput ? 0 : n * bytes);
+    gradient.push_back(n * bytes);
+    weights.push_back(static_cast<double>(l.parameters) * bytes);
+    anyCheckpoint = anyCheckpoint || l.checkpointSegment != 0;
     base.push_back(l.aliasesInput ? base.back() : self);
     // A checkpointed segment keeps its input and nothing of what its layers would save: it runs
     // them again in backward.
@@ -444,8 +493,11 @@ std::optional<ForwardSizes> Sizes::forwardOn(const KnownNetwork& net, int bytes,
     bool opensSegment = checkpointed && l.checkpointSegment != segment;
     segment = l.checkpointSegment;
     saved.push_back(!checkpointed && l.saves == LayerSize::Saves::Output);
-    if ((opensSegment || (!checkpointed && l.saves == LayerSize::Saves::Input)) && base[self - 1] >= firstCounted)
+    freedAfter.push_back(saved.back() ? self : 0);
+    if ((opensSegment || (!checkpointed && l.saves == LayerSize::Saves::Input)) && base[self - 1] >= firstCounted) {
       saved[base[self - 1]] = true;
+      if (freedAfter[base[self - 1]] == 0) freedAfter[base[self - 1]] = self;  // its lowest keeper
+    }
     double rows = (*shapes)[i].empty() ? 1 : n / static_cast<double>((*shapes)[i].back());
     double kept = (eval ? 0 : n * l.extraBytesPerElement) + n * l.indexBytesPerElement + rows * static_cast<double>(l.savedBytesPerRow) +
                   static_cast<double>(l.fixedSavedBytes);
@@ -465,6 +517,7 @@ std::optional<ForwardSizes> Sizes::forwardOn(const KnownNetwork& net, int bytes,
     kept += mask[i] + (saved[i] ? tensor[i] : 0);
   }
   out.saved = kept;
+  if (!anyCheckpoint && !eval) out.backwardRise = backwardRise(tensor, base, saved, freedAfter, mask, gradient, weights);
   out.output = tensor[base.back()];
   out.outputSaved = saved[base.back()];
   out.outFeatures = shapes->back().back();
