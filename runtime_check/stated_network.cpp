@@ -21,7 +21,7 @@ const std::vector<std::string>& buildableKinds() {
       "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout",
       "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
       "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Flatten", "View", "Select", "TransformerEncoderLayer", "MultiheadAttention",
-      "LSTM", "GRU", "RNN"};
+      "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"};
   return kinds;
 }
 
@@ -66,7 +66,8 @@ std::string checkLayers(const std::vector<LayerSpec>& layers) {
       width = 0;
       continue;
     }
-    bool changes = l.kind == "Linear" || startsWith(l.kind, "Conv") || l.kind == "LSTM" || l.kind == "GRU" || l.kind == "RNN";
+    bool changes = l.kind == "Linear" || startsWith(l.kind, "Conv") || l.kind == "LSTM" || l.kind == "GRU" || l.kind == "RNN" ||
+                   l.kind == "LSTMCell" || l.kind == "GRUCell" || l.kind == "RNNCell";
     bool keeps = l.kind == "LayerNorm" || startsWith(l.kind, "BatchNorm") || l.kind == "TransformerEncoderLayer" ||
                  l.kind == "MultiheadAttention";
     if (!changes && !keeps) continue;  // activations, dropout, pooling: the width passes through
@@ -108,9 +109,16 @@ struct StatedLayerImpl : torch::nn::Module {
     if (l.kind == "RNN")
       rnn = register_module("layer", torch::nn::RNN(torch::nn::RNNOptions(l.in, hidden).num_layers(l.layers).bias(l.bias)
                                                         .batch_first(l.batchFirst).dropout(l.p).bidirectional(l.bidirectional)));
+    if (l.kind == "LSTMCell") lstmCell = register_module("layer", torch::nn::LSTMCell(torch::nn::LSTMCellOptions(l.in, l.out).bias(l.bias)));
+    if (l.kind == "GRUCell") gruCell = register_module("layer", torch::nn::GRUCell(torch::nn::GRUCellOptions(l.in, l.out).bias(l.bias)));
+    if (l.kind == "RNNCell") rnnCell = register_module("layer", torch::nn::RNNCell(torch::nn::RNNCellOptions(l.in, l.out).bias(l.bias)));
   }
   Tensor forward(Tensor x) {
     if (spec.kind == "View") return x.reshape(spec.size);
+    // One step of a cell from a zero state: its new hidden state (an LSTM cell's h).
+    if (lstmCell) return std::get<0>(lstmCell->forward(x));
+    if (gruCell) return gruCell->forward(x);
+    if (rnnCell) return rnnCell->forward(x);
     if (spec.kind == "Select") return x.select(spec.dim, spec.index);
     if (lstm) return std::get<0>(lstm->forward(x));
     if (gru) return std::get<0>(gru->forward(x));
@@ -129,6 +137,9 @@ struct StatedLayerImpl : torch::nn::Module {
   torch::nn::LSTM lstm{nullptr};
   torch::nn::GRU gru{nullptr};
   torch::nn::RNN rnn{nullptr};
+  torch::nn::LSTMCell lstmCell{nullptr};
+  torch::nn::GRUCell gruCell{nullptr};
+  torch::nn::RNNCell rnnCell{nullptr};
 };
 TORCH_MODULE(StatedLayer);
 

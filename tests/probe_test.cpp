@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "engine/engine.h"
 
@@ -387,6 +388,49 @@ TEST(Verify, AttentionAndRecurrentLayersAreProbedWithoutAnEstimate) {
   }
 }
 
+TEST(Verify, RecurrentCellsAreProbedAsOneStepWithoutAnEstimate) {
+  // A GRU cell chained in a Sequential (it returns its new state), an LSTM cell read as `h, c`
+  // in a module's forward, an RNN cell without biases: the probe builds each cell and runs one
+  // step from a zero state. The parameters, by hand: 3·128·(64+128+2) + 2,112 + 1,290 = 77,898;
+  // 4·48·(32+48+2) + 245 = 15,989; 24·(16+24) + 75 = 1,035.
+  const std::tuple<const char*, std::string, const char*> files[] = {
+      {"oomlint_verify_gru_cell", "model = nn.Sequential(nn.Linear(32, 64), nn.GRUCell(64, 128), nn.Linear(128, 10))\nx = torch.randn(8, 32)\n",
+       "(3 layers, 77.9k parameters)"},
+      {"oomlint_verify_lstm_cell",
+       "class Net(nn.Module):\n"
+       "    def __init__(self):\n"
+       "        super().__init__()\n"
+       "        self.cell = nn.LSTMCell(32, 48)\n"
+       "        self.head = nn.Linear(48, 5)\n"
+       "    def forward(self, x):\n"
+       "        h, c = self.cell(x)\n"
+       "        return self.head(h)\n\n"
+       "model = Net()\n"
+       "x = torch.randn(8, 32)\n",
+       "(2 layers, 16.0k parameters)"},
+      {"oomlint_verify_rnn_cell", "model = nn.Sequential(nn.RNNCell(16, 24, bias=False), nn.Linear(24, 3))\nx = torch.randn(8, 16)\n",
+       "(2 layers, 1.0k parameters)"},
+  };
+  for (const auto& [dir, model, size] : files) {
+    std::string out = verifyOnCpu(dir, "import torch\nfrom torch import nn\n\n" + model +
+                                           "outs = []\nmodel.eval()\nfor i in range(10):\n    outs.append(model(x))\n");
+    json j = json::parse(out);
+    int measured = 0;
+    for (const json& f : j) {
+      if (f["code"] != "OOM102") continue;
+      const json& m = f["measured"];
+      ASSERT_TRUE(m.is_object()) << out;
+      std::string workload = m["workload"].get<std::string>();
+      EXPECT_EQ(0u, workload.rfind("shape-faithful: the file's own layers", 0)) << workload;
+      EXPECT_NE(std::string::npos, workload.find(size)) << workload;
+      EXPECT_FALSE(f.contains("estimated") && f["estimated"].is_object()) << out;
+      EXPECT_GT(m["growth_bytes_per_step"]["anti"].get<double>(), 2 * m["growth_bytes_per_step"]["fix"].get<double>()) << out;
+      ++measured;
+    }
+    EXPECT_EQ(1, measured) << dir << ": " << out;
+  }
+}
+
 TEST(Verify, EachFindingIsProbedWithTheNetworkOfItsOwnForward) {
   // Two stated networks in one file, each with its own leaking loop: each finding is measured on
   // the network its forward runs (its workload line names that network), which is what its own
@@ -453,6 +497,33 @@ TEST(Verify, AFindingOnAModelTheFileDoesNotStateIsNotProbedWithAnotherNetwork) {
                                 "        preds.append(model(b))\n"
                                 "    return preds\n");
   EXPECT_EQ(1, genericallyMeasuredOom102(out, false)) << out;
+}
+
+TEST(Verify, ACellGivenItsStateOrChainedAsAPairFallsBackToTheGenericWorkload) {
+  // The probe steps a cell once from a zero state: a cell given the state a loop carries, or an
+  // LSTM cell's (h, c) pair fed on by a Sequential, is not that network: the generic workload,
+  // which takes its width from the file's first Linear where 4 heads split it.
+  const std::pair<const char*, std::string> files[] = {
+      {"oomlint_verify_cell_with_state",
+       "class Net(nn.Module):\n"
+       "    def __init__(self):\n"
+       "        super().__init__()\n"
+       "        self.cell = nn.LSTMCell(32, 48)\n"
+       "        self.head = nn.Linear(48, 64)\n"
+       "    def forward(self, x, state):\n"
+       "        h, c = self.cell(x, state)\n"
+       "        return self.head(h)\n\n"
+       "model = Net()\n"
+       "x = torch.randn(8, 32)\n"},
+      {"oomlint_verify_lstm_cell_in_sequential", "model = nn.Sequential(nn.LSTMCell(32, 48), nn.Linear(48, 64))\nx = torch.randn(8, 32)\n"},
+      // A first Linear of width 5, which the generic block's 4 heads cannot split: its default width.
+      {"oomlint_verify_cell_narrow_head", "model = nn.Sequential(nn.LSTMCell(32, 48), nn.Linear(48, 5))\nx = torch.randn(8, 32)\n"},
+  };
+  for (const auto& [dir, model] : files) {
+    std::string out = verifyOnCpu(dir, "import torch\nfrom torch import nn\n\n" + model +
+                                           "outs = []\nmodel.eval()\nfor i in range(10):\n    outs.append(model(x))\n");
+    EXPECT_EQ(1, genericallyMeasuredOom102(out, false)) << dir << ": " << out;
+  }
 }
 
 TEST(Verify, AnAdagradFindingIsMeasuredWithAdagrad) {

@@ -53,6 +53,8 @@ std::map<std::string, std::pair<long, std::string>> sizesFromSource(const std::s
   first(std::regex(R"((?:accum\w*|gradient_accumulation_steps)\s*=\s*(\d+))"), "accum", 1, "accumulation steps literal");
   first(std::regex(R"((?:seq_len|max_len|block_size|max_seq_len|seq_length)\s*=\s*(\d+))"), "seq", 1, "sequence length literal");
   first(std::regex(R"(vocab(?:_size)?\s*=\s*(\d+))"), "vocab", 1, "vocabulary literal");
+  // The generic block splits its width over 4 heads: a classifier head's `Linear(48, 5)` is no width for it.
+  if (auto w = out.find("width"); w != out.end() && w->second.first % 4 != 0) out.erase(w);
   return out;
 }
 
@@ -63,13 +65,15 @@ nlohmann::json layerJson(const LayerSize& l, const std::vector<int64_t>& output)
       "Linear", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Embedding", "Softmax", "LogSoftmax",
       "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
       "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Flatten", "View", "Select", "TransformerEncoderLayer", "MultiheadAttention",
-      "LSTM", "GRU", "RNN"};
+      "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"};
   // The probe runs no checkpoints: what a checkpointed layer keeps would not be what the file does.
   if (!kinds.count(l.kind) || l.checkpointSegment) return nullptr;
   nlohmann::json j = {{"kind", l.kind}};
   if (l.vocabulary) j.update({{"in", l.vocabulary}, {"out", l.outFeatures}});
   else if (l.inFeatures) j.update({{"in", l.inFeatures}, {"out", l.outFeatures ? l.outFeatures : l.inFeatures}});
-  if (l.kind == "Linear" || l.kind.rfind("Conv", 0) == 0 || l.kind.rfind("BatchNorm", 0) == 0) j["bias"] = l.bias;
+  static const std::set<std::string> biased = {"Linear", "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LSTM", "GRU", "RNN",
+                                                "LSTMCell", "GRUCell", "RNNCell"};
+  if (biased.count(l.kind)) j["bias"] = l.bias;
   if (l.kind == "Dropout" || l.kind == "TransformerEncoderLayer" || l.kind == "MultiheadAttention" || l.stacked > 1) j["p"] = l.dropout;
   if (!l.kernel.empty())
     j.update({{"kernel", l.kernel}, {"stride", l.stride}, {"padding", l.padding}, {"dilation", l.dilation}, {"ceil", l.ceilMode}});

@@ -274,6 +274,21 @@ bool Sizes::readLayer(NodeId ctor, std::string_view cls, const Bindings* env, La
     layer.name = std::string(cls) + "(" + std::to_string(in) + ", " + std::to_string(hidden) + ")";
     return true;
   }
+  if (cls == "LSTMCell" || cls == "GRUCell" || cls == "RNNCell") {
+    // One time step: (batch, input_size) -> (batch, hidden_size), from a zero state.
+    int64_t in = positive(argumentOf(m_, ctor, "input_size", 0)), hidden = positive(argumentOf(m_, ctor, "hidden_size", 1));
+    auto bias = boolOption(m_, argumentOf(m_, ctor, "bias", 2), true);
+    if (!in || !hidden || !bias) return false;
+    if (positionalArg(m_, ctor, 3) != kNone || keywordArg(m_, ctor, "nonlinearity") != kNone) return false;
+    int64_t gates = cls == "LSTMCell" ? 4 : cls == "GRUCell" ? 3 : 1;
+    layer.inFeatures = in;
+    layer.outFeatures = hidden;
+    layer.bias = *bias;
+    layer.parameters = gates * hidden * (in + hidden + (*bias ? 2 : 0));
+    layer.costKnown = false;
+    layer.name = std::string(cls) + "(" + std::to_string(in) + ", " + std::to_string(hidden) + ")";
+    return true;
+  }
   return false;
 }
 
@@ -353,6 +368,7 @@ std::optional<std::vector<int64_t>> layerOutput(const LayerSize& l, const std::v
   if (k == "TransformerEncoderLayer" || k == "MultiheadAttention" || k == "LSTM" || k == "GRU" || k == "RNN") {
     if (rank != 2 && rank != 3) return std::nullopt;
   }
+  if ((k == "LSTMCell" || k == "GRUCell" || k == "RNNCell") && rank > 2) return std::nullopt;  // one step, no sequence
   if (l.outFeatures) out.back() = l.outFeatures;
   return out;
 }

@@ -23,8 +23,11 @@ std::string_view nnClass(const std::string& canonical) {
   return names::lastComponent(canonical);
 }
 
-/// Attention and recurrent layers return (output, weights or state): a Sequential cannot chain them.
-bool returnsPair(std::string_view cls) { return cls == "MultiheadAttention" || cls == "LSTM" || cls == "GRU" || cls == "RNN"; }
+/// Attention and recurrent layers return (output, weights or state), an LSTM cell its (h, c): a
+/// Sequential cannot chain them. GRU and RNN cells return their new state alone.
+bool returnsPair(std::string_view cls) {
+  return cls == "MultiheadAttention" || cls == "LSTM" || cls == "GRU" || cls == "RNN" || cls == "LSTMCell";
+}
 
 std::string humanCount(int64_t n) {
   char buf[32];
