@@ -128,6 +128,28 @@ class EvalWalker {
     if (out.positional || !out.keywords.empty()) callEval_[call] = std::move(out);
   }
 
+  /// What of `set` a call of a function of this file can pass on: the entries covering one of its
+  /// arguments, and `self.*` ones for a method called on `self` (computeEvalContexts maps no
+  /// others into the callee). A notebook puts a module in eval mode per cell: copying them all
+  /// at every call made this pass quadratic in the cells.
+  EvalSet relevantTo(NodeId call, const EvalSet& set) const {
+    EvalSet out;
+    if (set.empty()) return out;
+    const Expr& callee = m_.expr(m_.expr(call).lhs);
+    bool onSelf = callee.kind == ExprKind::Attribute && isSelfName(m_, callee.lhs);
+    std::vector<std::string_view> args;
+    for (const Arg& a : argsOf(m_, m_.expr(call))) {
+      std::string_view p = f_.pathKey(a.value);
+      if (!p.empty()) args.push_back(p);
+    }
+    for (const EvalEntry& e : set) {
+      bool keep = onSelf && e.path.substr(0, 5) == "self.";
+      for (size_t i = 0; !keep && i < args.size(); ++i) keep = extends(args[i], e.path);
+      if (keep) out.push_back(e);
+    }
+    return out;
+  }
+
   std::string_view forwardReceiver(NodeId call) const {
     NodeId callee = m_.expr(call).lhs;
     for (int guard = 0; guard < 4; ++guard) {
@@ -155,7 +177,7 @@ class EvalWalker {
             attributed_[op].push_back(c);
           }
         }
-        if (!f_.callTargets(c).empty()) sites_[c] = set;
+        if (!f_.callTargets(c).empty() && !f_.isForwardCall(c)) sites_[c] = relevantTo(c, set);
         bool updates = f_.isBackwardCall(c) || f_.isOptimizerStep(c) || f_.isAutogradGradCall(c);
         for (uint32_t t : f_.callTargets(c))
           if (f_.summary(t).events & event::kUpdate) updates = true;
