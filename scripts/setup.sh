@@ -32,6 +32,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
   libtree-sitter-dev               # tree-sitter runtime 0.20.7 (grammar ABI 13-14)
   nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  libjemalloc-dev                  # the allocator linked into oomlint (analyzer/util/allocator.c)
   libgtest-dev                     # tests
   libtorch-dev                     # LibTorch 1.13 (CPU) for oomlint-probe, the runtime check
   libicu72                         # the SARIF validator (.NET) needs ICU
@@ -47,7 +48,7 @@ packages=(
 )
 if [[ $mode == user ]]; then
   packages=(build-essential cmake ninja-build pkg-config ca-certificates openssl
-            libtree-sitter-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev)
+            libtree-sitter-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libjemalloc-dev)
   # clang-14 holds ClangConfig.cmake, which find_package(Clang) reads.
   [[ $cpp == ON ]] && packages+=(clang-14 libclang-cpp14-dev libclang-14-dev llvm-14-dev libclang-common-14-dev zlib1g-dev libncurses-dev)
 fi

@@ -182,3 +182,17 @@ TEST_F(Tools, GithubWorkflowsAndTheActionMatchGithubsSchemas) {
   std::string action = slurp(src / "action.yml");
   EXPECT_NE(std::string::npos, action.find("default: \"" + std::string(OOMLINT_VERSION) + "\"")) << "the action installs its own version";
 }
+
+#ifdef OOMLINT_WITH_JEMALLOC
+// The executable allocates with the jemalloc it links in, set to back memory with huge pages
+// (analyzer/util/allocator.c): jemalloc confirms each option it read, and from where.
+TEST_F(Tools, TheExecutableAllocatesWithJemallocOnHugePages) {
+  std::string err = (dir / "conf.txt").string();
+  int status = std::system(("MALLOC_CONF=confirm_conf:true '" + std::string(OOMLINT_BINARY) + "' --version >/dev/null 2>'" + err + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::string said = slurp(err);
+  EXPECT_NE(said.find("global variable malloc_conf): \"thp:always,metadata_thp:always\""), std::string::npos) << said;
+  EXPECT_NE(said.find("Set conf value: thp:always"), std::string::npos) << said;
+  EXPECT_NE(said.find("Set conf value: metadata_thp:always"), std::string::npos) << said;
+}
+#endif
