@@ -259,9 +259,13 @@ void IncrementalDocument::relowerInParallel(const std::string& text, unsigned th
   std::atomic<size_t> next{0};
   ParseArena::installHooks();  // before any thread is inside tree-sitter
   auto work = [&] {
-    ParseArena arena;  // the trees die inside it; the lowered fragments are not tree-sitter's
-    ArenaParser parser;
     for (size_t k; (k = next.fetch_add(1)) < dirty.size();) {
+      // One arena per run: its tree dies inside it (the lowered fragments are not tree-sitter's),
+      // and the next run's parser and tree reuse the same, already touched, memory. An arena for
+      // all of a thread's runs kept every tree until the last, and first touches of fresh pages
+      // were a third of a notebook's check.
+      ParseArena arena;
+      ArenaParser parser;
       const Chunk& c = chunks_[dirty[k]];
       lowered[k] = lowerRun(parser.parser, true, c.begin, c.length, text, std::string(), pieces[k], nullptr);
     }
