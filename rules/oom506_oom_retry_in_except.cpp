@@ -95,7 +95,7 @@ bool isRetry(const Facts& f, NodeId call, const std::vector<NodeId>& tried) {
   for (NodeId t : tried)
     if (f.pathKey(m.expr(t).lhs) == callee) again = true;
   if (!again) return false;
-  const std::vector<uint32_t>& targets = f.callTargets(call);
+  std::span<const uint32_t> targets = f.callTargets(call);
   // The same unknown step run again on its inputs; without arguments it redoes no work (a
   // `sync_all()` or `barrier()` before leaving the loop).
   if (targets.empty()) {

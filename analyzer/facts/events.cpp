@@ -40,7 +40,9 @@ void FactsBuilder::computeEvents() {
   size_t nf = m_.functions.size();
   // Callees first: a depth-first post-order over the call graph.
   std::vector<std::vector<uint32_t>> callees(nf);
-  for (const auto& [call, targets] : f_.callTargets_) {
+  for (NodeId call = 0; call < m_.exprs.size(); ++call) {
+    std::span<const uint32_t> targets = f_.callTargets(call);
+    if (targets.empty()) continue;
     uint32_t caller = functionOf(m_.expr(call).stmt);
     for (uint32_t t : targets) callees[caller].push_back(t);
   }
@@ -92,7 +94,7 @@ void FactsBuilder::computeEvents() {
             continue;
           }
           if (f_.gradMode_[s] == GradMode::Disabled) continue;  // a helper run under no_grad trains nothing here
-          const std::vector<uint32_t>& targets = f_.callTargets(c);
+          std::span<const uint32_t> targets = f_.callTargets(c);
           if (targets.empty()) {
             // A function of another module of the project: its summary's events.
             const ImportedFunction* imp = f_.importedCallee(c);
@@ -116,6 +118,17 @@ void FactsBuilder::computeEvents() {
       sum.eventOrder = std::move(order);
       f_.events_[fn] = std::move(evs);
     }
+  }
+  // Per function, the innermost loops of its backward and step events, once: a notebook's module
+  // level holds every cell's events and many call sites, and asking each site about each event
+  // was quadratic.
+  f_.updateLoops_.assign(nf, {});
+  for (uint32_t fn = 0; fn < nf; ++fn) {
+    std::vector<NodeId>& loops = f_.updateLoops_[fn];
+    for (const StepEvent& e : f_.events_[fn])
+      if (f_.loopOf_[e.stmt] != kNone && (f_.eventKinds(e) & (event::kBackward | event::kStep))) loops.push_back(f_.loopOf_[e.stmt]);
+    std::sort(loops.begin(), loops.end());
+    loops.erase(std::unique(loops.begin(), loops.end()), loops.end());
   }
   f_.subtreeEvents_.assign(m_.stmts.size(), 0);
   for (uint32_t fn = 0; fn < nf; ++fn)
@@ -167,11 +180,13 @@ uint8_t Facts::eventKinds(const StepEvent& e) const {
 
 bool Facts::updateInIterationOf(NodeId site) const {
   if (loopOf_[site] == kNone) return false;
-  for (const StepEvent& e : events_[m_.stmt(site).function]) {
-    if (!(eventKinds(e) & (event::kBackward | event::kStep))) continue;
-    NodeId inner = loopOf_[e.stmt];
-    if (inner != kNone && within(site, inner)) return true;
-  }
+  // The loops holding `site` are itself (when a loop) and its chain of enclosing loops.
+  const std::vector<NodeId>& loops = updateLoops_[m_.stmt(site).function];
+  auto updates = [&](NodeId l) { return std::binary_search(loops.begin(), loops.end(), l); };
+  if (loops.empty()) return false;
+  if (updates(site)) return true;
+  for (NodeId l = loopOf_[site]; l != kNone; l = loopOf_[l])
+    if (updates(l)) return true;
   return false;
 }
 

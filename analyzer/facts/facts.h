@@ -161,7 +161,7 @@ class Facts {
   std::string_view pathKey(NodeId expr) const;
   /// Functions of this file a call may run: `helper()`, `self.method()`, `obj.method()` on an
   /// instance of a class of this file, `super().method()`.
-  const std::vector<uint32_t>& callTargets(NodeId call) const;
+  std::span<const uint32_t> callTargets(NodeId call) const;
   /// The function a callable expression denotes (`self.on_hook`, `hook`, a lambda), or UINT32_MAX.
   uint32_t functionDenoted(NodeId expr) const;
   /// Class of a method (following nested functions out to their method), or -1.
@@ -457,6 +457,7 @@ class Facts {
   std::vector<std::vector<NodeId>> fnStmts_;
   std::vector<std::vector<NodeId>> stmtCalls_;
   std::vector<NodeId> loopOf_;
+  std::vector<std::vector<NodeId>> updateLoops_;  // per function: innermost loops of its backward/step events, sorted
   std::vector<bool> calledBetweenSteps_;            // per function: see calledBetweenSteps
   std::vector<uint32_t> depth_;                     // per stmt: nesting depth within its function
   std::vector<uint32_t> posInFn_, endInFn_;         // per stmt: its nested run in fnStmts_ of its function
@@ -473,7 +474,10 @@ class Facts {
   }
   std::vector<std::vector<int32_t>> classFamily_;   // per class: itself, its in-file bases and subclasses
   std::vector<int32_t> familyRoot_;                 // per class: representative of its family
-  std::unordered_map<NodeId, std::vector<uint32_t>> callTargets_;
+  // The functions each call may run, by call id: call e's are callTargetIds_[callTargetStart_[e] ..
+  // callTargetStart_[e + 1]). Every pass asks this of every call, so it is an array, not a map.
+  std::vector<uint32_t> callTargetStart_;
+  std::vector<uint32_t> callTargetIds_;
   /// C++ spells paths `a->b` or a bare member: keys are the model's dotted paths, kept here.
   std::deque<std::string> cppKeyText_;
   std::vector<std::string_view> cppKeys_;

@@ -99,7 +99,7 @@ const ImportedFunction* Facts::importedCallee(NodeId call) const {
 
 Facts::Callee Facts::calleeOf(NodeId call) const {
   Callee out;
-  const std::vector<uint32_t>& targets = callTargets(call);
+  std::span<const uint32_t> targets = callTargets(call);
   if (!targets.empty()) {
     const Function& fn = m_.functions[targets.front()];
     out.summary = &summaries_[targets.front()];

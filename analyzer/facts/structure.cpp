@@ -123,7 +123,8 @@ bool isSuperCall(const Module& m, NodeId e) {
 
 void FactsBuilder::resolveCallTargets() {
   callSites_.assign(m_.functions.size(), {});
-  f_.callTargets_.clear();
+  f_.callTargetStart_.assign(m_.exprs.size() + 1, 0);
+  f_.callTargetIds_.clear();
   auto methodsNamed = [&](int32_t cls, std::string_view name, std::vector<uint32_t>& out) {
     if (cls < 0) return;
     auto it = f_.functionsByName_.find(name);
@@ -138,6 +139,7 @@ void FactsBuilder::resolveCallTargets() {
   for (const Function& fn : m_.functions)
     if (fn.cls >= 0 && fn.name == "forward") anyForward = true;
   for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+    f_.callTargetStart_[e] = static_cast<uint32_t>(f_.callTargetIds_.size());
     const Expr& c = m_.expr(e);
     if (c.kind != ExprKind::Call || c.stmt == kNone || c.lhs == kNone) continue;
     const Expr& callee = m_.expr(c.lhs);
@@ -186,8 +188,9 @@ void FactsBuilder::resolveCallTargets() {
       methodsNamed(f_.classOf(c.lhs), "__call__", out);
     if (out.empty()) continue;
     for (uint32_t t : out) callSites_[t].push_back(e);
-    f_.callTargets_.emplace(e, std::move(out));
+    f_.callTargetIds_.insert(f_.callTargetIds_.end(), out.begin(), out.end());
   }
+  f_.callTargetStart_[m_.exprs.size()] = static_cast<uint32_t>(f_.callTargetIds_.size());
 }
 
 // ------------------------------------------------------------------ queries
@@ -279,10 +282,9 @@ std::string_view Facts::pathKey(NodeId e) const {
   return pathKeys_[e] = t;
 }
 
-const std::vector<uint32_t>& Facts::callTargets(NodeId call) const {
-  static const std::vector<uint32_t> none;
-  auto it = callTargets_.find(call);
-  return it == callTargets_.end() ? none : it->second;
+std::span<const uint32_t> Facts::callTargets(NodeId call) const {
+  if (static_cast<size_t>(call) + 1 >= callTargetStart_.size()) return {};
+  return std::span<const uint32_t>(callTargetIds_).subspan(callTargetStart_[call], callTargetStart_[call + 1] - callTargetStart_[call]);
 }
 
 int32_t Facts::classOfFunction(uint32_t fn) const {

@@ -453,7 +453,7 @@ class ValueWalker {
     if (f_.isForwardCall(e)) return forwardResult(e, mode, argHist, argDev);
     if (f_.isLossCall(e)) return lossResult(e, mode, argHist, argDev, argOrigin);
     // A function of this file: what its summary says it returns.
-    const std::vector<uint32_t>& targets = f_.callTargets(e);
+    std::span<const uint32_t> targets = f_.callTargets(e);
     if (!targets.empty()) {
       out = f_.summaries_[targets.front()].returns;
       for (size_t i = 1; i < targets.size(); ++i) out = joinFact(out, f_.summaries_[targets[i]].returns);
@@ -596,7 +596,7 @@ class ValueWalker {
       // `loss, logits = helper(...)`: a function of this file returning a tuple answers per element.
       const std::vector<ValueFact>* elems = nullptr;
       if (ve && ve->kind == ExprKind::Call) {
-        const std::vector<uint32_t>& targets = f_.callTargets(valueExpr);
+        std::span<const uint32_t> targets = f_.callTargets(valueExpr);
         if (targets.size() == 1 && f_.summaries_[targets[0]].returnElems.size() == t.argCount && !f_.isForwardCall(valueExpr))
           elems = &f_.summaries_[targets[0]].returnElems;
         const ImportedFunction* imp = targets.empty() ? f_.importedCallee(valueExpr) : nullptr;
