@@ -38,9 +38,17 @@ int main(int argc, char** argv) {
   }
   int edits = argc > 2 ? std::atoi(argv[2]) : 200;
   std::ifstream in(argv[1]);
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", argv[1]);
+    return 2;
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   Notebook nb = readNotebook(ss.str());
+  if (!nb.error.empty() || !nb.skipped.empty()) {
+    std::fprintf(stderr, "%s: %s\n", argv[1], (nb.error.empty() ? nb.skipped : nb.error).c_str());
+    return 2;
+  }
   std::vector<std::string> texts;
   for (const NotebookCell& c : nb.cells) texts.push_back(cellText(c));
   size_t target = texts.size() / 2;

@@ -252,6 +252,21 @@ std::string verifyOnCpu(const std::string& folder, const std::string& source) {
   return out;
 }
 
+/// The OOM102 findings of a `--verify` run's JSON, each of which must be measured on the file's
+/// own layers.
+std::vector<json> shapeFaithfulOom102(const std::string& out) {
+  std::vector<json> found;
+  for (const json& f : json::parse(out)) {
+    if (f["code"] != "OOM102") continue;
+    const json& m = f["measured"];
+    EXPECT_TRUE(m.is_object()) << out;
+    if (!m.is_object()) continue;
+    EXPECT_EQ(0u, m["workload"].get<std::string>().rfind("shape-faithful: the file's own layers", 0)) << m["workload"];
+    found.push_back(f);
+  }
+  return found;
+}
+
 /// For the OOM102 and OOM201 findings of `--verify` JSON: the measurement was made on the
 /// workload `workloadPrefix` names and lies within 10% of the estimate. Returns how many compared.
 int shapeFaithfulMatchesEstimates(const std::string& out, const std::string& workloadPrefix) {
@@ -414,20 +429,13 @@ TEST(Verify, RecurrentCellsAreProbedAsOneStepWithoutAnEstimate) {
   for (const auto& [dir, model, size] : files) {
     std::string out = verifyOnCpu(dir, "import torch\nfrom torch import nn\n\n" + model +
                                            "outs = []\nmodel.eval()\nfor i in range(10):\n    outs.append(model(x))\n");
-    json j = json::parse(out);
-    int measured = 0;
-    for (const json& f : j) {
-      if (f["code"] != "OOM102") continue;
-      const json& m = f["measured"];
-      ASSERT_TRUE(m.is_object()) << out;
-      std::string workload = m["workload"].get<std::string>();
-      EXPECT_EQ(0u, workload.rfind("shape-faithful: the file's own layers", 0)) << workload;
-      EXPECT_NE(std::string::npos, workload.find(size)) << workload;
-      EXPECT_FALSE(f.contains("estimated") && f["estimated"].is_object()) << out;
-      EXPECT_GT(m["growth_bytes_per_step"]["anti"].get<double>(), 2 * m["growth_bytes_per_step"]["fix"].get<double>()) << out;
-      ++measured;
-    }
-    EXPECT_EQ(1, measured) << dir << ": " << out;
+    std::vector<json> found = shapeFaithfulOom102(out);
+    ASSERT_EQ(1u, found.size()) << dir << ": " << out;
+    const json& f = found[0];
+    const json& m = f["measured"];
+    EXPECT_NE(std::string::npos, m["workload"].get<std::string>().find(size)) << m["workload"];
+    EXPECT_FALSE(f.contains("estimated") && f["estimated"].is_object()) << out;
+    EXPECT_GT(m["growth_bytes_per_step"]["anti"].get<double>(), 2 * m["growth_bytes_per_step"]["fix"].get<double>()) << out;
   }
 }
 
@@ -583,21 +591,13 @@ TEST(Verify, ABfloat16NetworkIsProbedInBfloat16) {
                                 "model.eval()\n"
                                 "for i in range(10):\n"
                                 "    outs.append(model(x))\n");
-  json j = json::parse(out);
-  int checked = 0;
-  for (const json& f : j) {
-    if (f["code"] != "OOM102") continue;
-    const json& m = f["measured"];
-    ASSERT_TRUE(m.is_object()) << out;
-    std::string workload = m["workload"].get<std::string>();
-    EXPECT_EQ(0u, workload.rfind("shape-faithful: the file's own layers", 0)) << workload;
-    EXPECT_NE(std::string::npos, workload.find(", bfloat16")) << workload;
-    double measured = m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>();
-    double estimated = f["estimated"]["bytes"].get<double>();
-    EXPECT_LE(std::fabs(measured - estimated) / estimated, 0.10) << "measured " << measured << " estimated " << estimated;
-    ++checked;
-  }
-  EXPECT_EQ(1, checked) << out;
+  std::vector<json> found = shapeFaithfulOom102(out);
+  ASSERT_EQ(1u, found.size()) << out;
+  const json& m = found[0]["measured"];
+  EXPECT_NE(std::string::npos, m["workload"].get<std::string>().find(", bfloat16")) << m["workload"];
+  double measured = m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>();
+  double estimated = found[0]["estimated"]["bytes"].get<double>();
+  EXPECT_LE(std::fabs(measured - estimated) / estimated, 0.10) << "measured " << measured << " estimated " << estimated;
 }
 
 TEST(Verify, CostsThatAreNotMemoryAreNotShownAsBytes) {

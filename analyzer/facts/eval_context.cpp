@@ -29,6 +29,14 @@ bool extends(std::string_view path, std::string_view prefix) {
   return path == prefix || (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix && path[prefix.size()] == '.');
 }
 
+/// `self.method(...)`: the callee shares the caller's `self`, so `self.*` entries carry over.
+bool calledOnSelf(const Module& m, NodeId call) {
+  const Expr& callee = m.expr(m.expr(call).lhs);
+  return callee.kind == ExprKind::Attribute && isSelfName(m, callee.lhs);
+}
+
+bool isSelfPath(std::string_view path) { return path.substr(0, 5) == "self."; }
+
 NodeId covers(const EvalSet& set, std::string_view path) {
   if (path.empty()) return kNone;
   for (const EvalEntry& e : set)
@@ -135,15 +143,14 @@ class EvalWalker {
   EvalSet relevantTo(NodeId call, const EvalSet& set) const {
     EvalSet out;
     if (set.empty()) return out;
-    const Expr& callee = m_.expr(m_.expr(call).lhs);
-    bool onSelf = callee.kind == ExprKind::Attribute && isSelfName(m_, callee.lhs);
+    bool onSelf = calledOnSelf(m_, call);
     std::vector<std::string_view> args;
     for (const Arg& a : argsOf(m_, m_.expr(call))) {
       std::string_view p = f_.pathKey(a.value);
       if (!p.empty()) args.push_back(p);
     }
     for (const EvalEntry& e : set) {
-      bool keep = onSelf && e.path.substr(0, 5) == "self.";
+      bool keep = onSelf && isSelfPath(e.path);
       for (size_t i = 0; !keep && i < args.size(); ++i) keep = extends(args[i], e.path);
       if (keep) out.push_back(e);
     }
@@ -361,12 +368,10 @@ void FactsBuilder::computeEvalContexts() {
         EvalSet mapped;
         if (it != sites.end() && !f_.isForwardCall(call)) {
           const EvalSet& at = it->second;
-          const Expr& callee = m_.expr(m_.expr(call).lhs);
-          bool onSelf = callee.kind == ExprKind::Attribute && isSelfName(m_, callee.lhs);
-          if (onSelf)
+          if (calledOnSelf(m_, call))
             for (const EvalEntry& e : at)
-              if (e.path.substr(0, 5) == "self.") mapped.push_back(e);
-          bool bound = f.cls >= 0 && callee.kind == ExprKind::Attribute;
+              if (isSelfPath(e.path)) mapped.push_back(e);
+          bool bound = f.cls >= 0 && m_.expr(m_.expr(call).lhs).kind == ExprKind::Attribute;
           for (uint32_t i = 0; i < f.paramCount; ++i) {
             std::string_view pname = m_.params[f.firstParam + i].name;
             if (bound && i == 0) continue;
