@@ -3,7 +3,8 @@
 language server's time from a one-cell edit (LSP 3.17 notebookDocument/didChange) to that cell's
 publishDiagnostics.
 
-    python3 bench/notebook_bench.py [--server build/oomlint] [--cells 200] [--lines 5000] [--runs 21] [--edits 200]
+    python3 bench/notebook_bench.py [--server build/oomlint] [--vs OTHER_BUILD/oomlint] [--cells 200] [--lines 5000]
+                                    [--runs 21] [--edits 200]
 
 Targets (issue "Jupyter notebooks"): check < 30 ms; LSP edit median < 5 ms.
 """
@@ -78,6 +79,8 @@ def main():
     ap.add_argument("--lines", type=int, default=5000)
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--edits", type=int, default=200)
+    ap.add_argument("--vs", help="a second server (B, the baseline): its edits alternate with A's, and A/B is "
+                                  "taken edit by edit, so a drift in the machine's speed moves both alike")
     args = ap.parse_args()
     nb, sources = notebook(args.cells, args.lines)
     total_lines = sum(s.count("\n") for s in sources)
@@ -86,53 +89,81 @@ def main():
         with open(path, "w") as fh:
             json.dump(nb, fh, indent=1)
             fh.write("\n")
-        check = [args.server, "check", "--no-cache", "--isolated", "--exit-zero", "-q", path]
-        subprocess.run(check, check=True, capture_output=True)
-        times = []
-        for _ in range(args.runs):
-            t0 = time.perf_counter()
+        servers = [args.server] + ([args.vs] if args.vs else [])
+        checks = [[s, "check", "--no-cache", "--isolated", "--exit-zero", "-q", path] for s in servers]
+        for check in checks:
             subprocess.run(check, check=True, capture_output=True)
-            times.append((time.perf_counter() - t0) * 1000)
-        print(f"{len(sources)} cells, {total_lines} lines: oomlint check median {statistics.median(times):.1f} ms "
-              f"(min {min(times):.1f}, max {max(times):.1f}) over {args.runs} runs   (target < 30 ms)")
+        times = [[] for _ in servers]
+        for _ in range(args.runs):  # with --vs, A and B take turns
+            for check, t in zip(checks, times):
+                t0 = time.perf_counter()
+                subprocess.run(check, check=True, capture_output=True)
+                t.append((time.perf_counter() - t0) * 1000)
+        for name, t in zip("AB", times):
+            print(f"{len(sources)} cells, {total_lines} lines: oomlint check{' ' + name if args.vs else ''} median "
+                  f"{statistics.median(t):.1f} ms (min {min(t):.1f}, max {max(t):.1f}) over {args.runs} runs   (target < 30 ms)")
+        if args.vs:
+            print(f"check A/B, run by run: median {statistics.median(a / b for a, b in zip(*times)):.3f}")
 
-    c = LspClient(args.server)
-    send, diagnostics_of = c.send, c.diagnostics
-    c.initialize()
-    nb_uri = "file:///tmp/oomlint_bench_long.ipynb"
-    cell_uris = [f"vscode-notebook-cell:/tmp/oomlint_bench_long.ipynb#c{k}" for k in range(len(sources))]
-    send({"jsonrpc": "2.0", "method": "notebookDocument/didOpen",
-          "params": {"notebookDocument": {"uri": nb_uri, "notebookType": "jupyter-notebook", "version": 1,
-                                          "cells": [{"kind": 2, "document": u} for u in cell_uris]},
-                     "cellTextDocuments": [{"uri": u, "languageId": "python", "version": 1, "text": s}
-                                           for u, s in zip(cell_uris, sources)]}})
-    diagnostics_of(cell_uris[-1])
-    # Edit cell 100: `running_{i} += loss.item()` <-> `running_{i} += loss` (a finding appears, goes).
-    target = len(sources) // 2
-    lines = sources[target].split("\n")
-    row = next(n for n, l in enumerate(lines) if "+= loss.item()" in l)
-    col = lines[row].index("loss.item()") + 4
-    times = []
-    leaky = False
-    for v in range(args.edits):
-        if leaky:
-            change = {"range": {"start": {"line": row, "character": col}, "end": {"line": row, "character": col}}, "text": ".item()"}
+    servers = [args.server] + ([args.vs] if args.vs else [])
+    sessions = [NotebookSession(s, sources) for s in servers]
+    times = [[] for _ in servers]
+    for v in range(args.edits):  # with --vs, the servers take turns: each edit goes to A, then B
+        for session, t in zip(sessions, times):
+            t.append(session.edit(v))
+    for session in sessions:
+        session.close()
+    for name, t in zip("AB", times):
+        t = sorted(t)
+        print(f"LSP{' ' + name if args.vs else ''}: {args.edits} one-cell edits: median {statistics.median(t):.2f} ms, "
+              f"p99 {t[min(len(t) - 1, int(0.99 * len(t)))]:.2f} ms (didChange -> that cell's diagnostics)   (target < 5 ms)")
+    if args.vs:
+        ratios = [a / b for a, b in zip(times[0], times[1])]
+        print(f"LSP A/B, edit by edit: median {statistics.median(ratios):.3f}   (A = {servers[0]}, B = {servers[1]})")
+
+
+class NotebookSession:
+    """One server with the notebook open, toggling `running_{i} += loss.item()` <-> `running_{i} += loss`
+    in the middle cell (a finding appears, goes)."""
+
+    def __init__(self, server, sources):
+        self.client = LspClient(server)
+        self.client.initialize()
+        self.nb_uri = "file:///tmp/oomlint_bench_long.ipynb"
+        self.cell_uris = [f"vscode-notebook-cell:/tmp/oomlint_bench_long.ipynb#c{k}" for k in range(len(sources))]
+        self.client.send({"jsonrpc": "2.0", "method": "notebookDocument/didOpen",
+                          "params": {"notebookDocument": {"uri": self.nb_uri, "notebookType": "jupyter-notebook", "version": 1,
+                                                          "cells": [{"kind": 2, "document": u} for u in self.cell_uris]},
+                                     "cellTextDocuments": [{"uri": u, "languageId": "python", "version": 1, "text": s}
+                                                           for u, s in zip(self.cell_uris, sources)]}})
+        self.client.diagnostics(self.cell_uris[-1])
+        self.target = len(sources) // 2
+        lines = sources[self.target].split("\n")
+        self.row = next(n for n, l in enumerate(lines) if "+= loss.item()" in l)
+        self.col = lines[self.row].index("loss.item()") + 4
+        self.leaky = False
+
+    def edit(self, v):
+        """Milliseconds from the didChange of edit `v` to the edited cell's diagnostics."""
+        at = {"line": self.row, "character": self.col}
+        if self.leaky:
+            change = {"range": {"start": at, "end": at}, "text": ".item()"}
         else:
-            change = {"range": {"start": {"line": row, "character": col}, "end": {"line": row, "character": col + 7}}, "text": ""}
+            change = {"range": {"start": at, "end": {"line": self.row, "character": self.col + 7}}, "text": ""}
+        uri = self.cell_uris[self.target]
         t0 = time.perf_counter()
-        send({"jsonrpc": "2.0", "method": "notebookDocument/didChange",
-              "params": {"notebookDocument": {"uri": nb_uri, "version": v + 2},
-                         "change": {"cells": {"textContent": [{"document": {"uri": cell_uris[target], "version": v + 2},
-                                                               "changes": [change]}]}}}})
-        d = diagnostics_of(cell_uris[target])
-        times.append((time.perf_counter() - t0) * 1000)
-        leaky = not leaky
-        assert any(x["code"] == "OOM101" for x in d) == leaky, "diagnostics do not follow the edit"
-    c.shutdown()
-    times.sort()
-    print(f"LSP: {args.edits} one-cell edits: median {statistics.median(times):.2f} ms, "
-          f"p99 {times[min(len(times) - 1, int(0.99 * len(times)))]:.2f} ms (didChange -> that cell's diagnostics)   (target < 5 ms)")
+        self.client.send({"jsonrpc": "2.0", "method": "notebookDocument/didChange",
+                          "params": {"notebookDocument": {"uri": self.nb_uri, "version": v + 2},
+                                     "change": {"cells": {"textContent": [{"document": {"uri": uri, "version": v + 2},
+                                                                           "changes": [change]}]}}}})
+        d = self.client.diagnostics(uri)
+        elapsed = (time.perf_counter() - t0) * 1000
+        self.leaky = not self.leaky
+        assert any(x["code"] == "OOM101" for x in d) == self.leaky, "diagnostics do not follow the edit"
+        return elapsed
 
+    def close(self):
+        self.client.shutdown()
 
 if __name__ == "__main__":
     main()
