@@ -284,7 +284,11 @@ std::string_view Facts::pathKey(NodeId e) const {
 
 std::span<const uint32_t> Facts::callTargets(NodeId call) const {
   if (static_cast<size_t>(call) + 1 >= callTargetStart_.size()) return {};
-  return std::span<const uint32_t>(callTargetIds_).subspan(callTargetStart_[call], callTargetStart_[call + 1] - callTargetStart_[call]);
+  // While resolveCallTargets() fills the array, the calls it has not reached yet have no targets
+  // (their end is still 0), as when nothing is resolved.
+  uint32_t begin = callTargetStart_[call], end = callTargetStart_[call + 1];
+  if (end <= begin) return {};
+  return std::span<const uint32_t>(callTargetIds_).subspan(begin, end - begin);
 }
 
 int32_t Facts::classOfFunction(uint32_t fn) const {
