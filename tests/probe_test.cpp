@@ -252,32 +252,35 @@ std::string verifyOnCpu(const std::string& folder, const std::string& source) {
   return out;
 }
 
-/// The OOM102 findings of a `--verify` run's JSON, each of which must be measured on the file's
-/// own layers.
-std::vector<json> shapeFaithfulOom102(const std::string& out) {
+/// The findings of a `--verify` run's JSON whose code is one of `codes`; each must have been
+/// measured on the workload `workloadPrefix` names.
+std::vector<json> measuredOn(const std::string& out, const std::vector<std::string>& codes, const std::string& workloadPrefix) {
   std::vector<json> found;
   for (const json& f : json::parse(out)) {
-    if (f["code"] != "OOM102") continue;
+    if (std::find(codes.begin(), codes.end(), f["code"].get<std::string>()) == codes.end()) continue;
     const json& m = f["measured"];
     EXPECT_TRUE(m.is_object()) << out;
     if (!m.is_object()) continue;
-    EXPECT_EQ(0u, m["workload"].get<std::string>().rfind("shape-faithful: the file's own layers", 0)) << m["workload"];
+    EXPECT_EQ(0u, m["workload"].get<std::string>().rfind(workloadPrefix, 0)) << m["workload"];
     found.push_back(f);
   }
   return found;
 }
 
+/// The OOM102 findings of a `--verify` run's JSON, each of which must be measured on the file's
+/// own layers.
+std::vector<json> shapeFaithfulOom102(const std::string& out) {
+  return measuredOn(out, {"OOM102"}, "shape-faithful: the file's own layers");
+}
+
 /// For the OOM102 and OOM201 findings of `--verify` JSON: the measurement was made on the
 /// workload `workloadPrefix` names and lies within 10% of the estimate. Returns how many compared.
 int shapeFaithfulMatchesEstimates(const std::string& out, const std::string& workloadPrefix) {
-  json j = json::parse(out);
   int checked = 0;
-  for (const json& f : j) {
-    if (f["code"] != "OOM102" && f["code"] != "OOM201") continue;
+  for (const json& f : measuredOn(out, {"OOM102", "OOM201"}, workloadPrefix)) {
+    EXPECT_TRUE(f["estimated"].is_object()) << out;
+    if (!f["estimated"].is_object()) continue;
     const json& m = f["measured"];
-    EXPECT_TRUE(m.is_object() && f["estimated"].is_object()) << out;
-    if (!m.is_object() || !f["estimated"].is_object()) continue;
-    EXPECT_EQ(0u, m["workload"].get<std::string>().rfind(workloadPrefix, 0)) << m["workload"];
     double measured = f["code"] == "OOM102" ? m["growth_bytes_per_step"]["anti"].get<double>() - m["growth_bytes_per_step"]["fix"].get<double>()
                                             : m["peak_bytes"]["delta"].get<double>();
     double estimated = f["estimated"]["bytes"].get<double>();
