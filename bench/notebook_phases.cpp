@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   for (int e = 0; e < edits; ++e) {
     texts[target] = e % 2 ? fixed : leaky;
     auto t0 = std::chrono::steady_clock::now();
-    Notebook next = notebookFromCells(texts);
+    Notebook next = notebookFromCells(texts, &cells);  // as the server does
     const std::string &before = cells.module, &after = next.module;
     size_t p = 0, s = 0;
     while (p < before.size() && p < after.size() && before[p] == after[p]) ++p;

@@ -329,3 +329,40 @@ TEST(NotebookReading, EmptyCellsHoldNoLine) {
   EXPECT_EQ(oomlint::cellAt(n, 6), 2);
   EXPECT_EQ(oomlint::cellAt(n, 15), 2);
 }
+
+/// The server's join after an edit, which takes the unchanged cells from the previous one, must
+/// give what a join from scratch gives: module text, cell offsets, lines, blanking.
+TEST(NotebookReading, AJoinAfterAnEditEqualsAFreshOne) {
+  auto expectSame = [](const oomlint::Notebook& got, const oomlint::Notebook& want, const std::string& what) {
+    ASSERT_EQ(got.module, want.module) << what;
+    ASSERT_EQ(got.cells.size(), want.cells.size()) << what;
+    for (size_t i = 0; i < want.cells.size(); ++i) {
+      const oomlint::NotebookCell &g = got.cells[i], &w = want.cells[i];
+      EXPECT_EQ(g.number, w.number) << what << ", cell " << i;
+      EXPECT_EQ(g.begin, w.begin) << what << ", cell " << i;
+      EXPECT_EQ(g.firstLine, w.firstLine) << what << ", cell " << i;
+      EXPECT_EQ(g.lines, w.lines) << what << ", cell " << i;
+      EXPECT_EQ(g.blanked, w.blanked) << what << ", cell " << i;
+      EXPECT_EQ(g.endsWithNewline, w.endsWithNewline) << what << ", cell " << i;
+      EXPECT_EQ(g.jsonLines, w.jsonLines) << what << ", cell " << i;
+    }
+  };
+  const std::vector<std::string> before = {"import torch\n", "%%time\nx = 1\n", "", "!pip install a \\\n  b\ny = 2",
+                                           "losses = []\nlosses.append(loss)\n"};
+  const std::vector<std::vector<std::string>> edits = {
+      {"import torch\n", "%%time\nx = 1\n", "", "!pip install a \\\n  b\ny = 2", "losses = []\nlosses.append(loss.item())\n"},
+      {"import torch\n", "x = 1\n", "", "!pip install a \\\n  b\ny = 2", "losses = []\nlosses.append(loss)\n"},  // magic gone
+      {"import torch\n", "%%time\nx = 1\n", "z = 3\n", "!pip install a \\\n  b\ny = 2", "losses = []\nlosses.append(loss)\n"},
+      {"import torch\n", "%%time\nx = 1\n", "", "!pip install a \\\n  b\ny = 2\n", "losses = []\nlosses.append(loss)\n"},
+      {"new = 0\n", "import torch\n", "%%time\nx = 1\n", "", "!pip install a \\\n  b\ny = 2", "losses = []\n"},  // inserted
+      {"import torch\n", "%%time\nx = 1\n"},  // removed
+      {"import torch", "%%time\nx = 1\n", "", "!pip install a \\\n  b\ny = 2", "losses = []\nlosses.append(loss)\n"}};
+  for (size_t k = 0; k < edits.size(); ++k) {
+    oomlint::Notebook previous = oomlint::notebookFromCells(before);
+    const std::string previousModule = previous.module;
+    oomlint::Notebook next = oomlint::notebookFromCells(edits[k], &previous);
+    expectSame(next, oomlint::notebookFromCells(edits[k]), "edit " + std::to_string(k));
+    EXPECT_EQ(previous.module, previousModule) << "the previous module text is kept for the server's diff";
+    expectSame(oomlint::notebookFromCells(before, &next), oomlint::notebookFromCells(before), "edit " + std::to_string(k) + " undone");
+  }
+}

@@ -148,10 +148,14 @@ void FactsBuilder::computeEvents() {
       uint32_t caller = functionOf(site);
       for (NodeId l = f_.loopOf_[site]; l != kNone && !f_.calledBetweenSteps_[fn]; l = f_.loopOf_[l])
         if (f_.subtreeEvents_[l] & (event::kBackward | event::kStep)) f_.calledBetweenSteps_[fn] = true;
+      // Once one call site puts `fn` on a training path, the others cannot take it off.
+      if (f_.summaries_[fn].calledOnTrainingPath) continue;
       bool training = f_.updateInIterationOf(site);
-      for (const StepEvent& e : f_.events_[caller])
+      for (const StepEvent& e : f_.events_[caller]) {
+        if (training) break;
         if ((e.kind & (event::kBackward | event::kStep)) && (e.stmt == site ? e.call != call : f_.mayPrecede(site, e.stmt)))
           training = true;
+      }
       if (training) f_.summaries_[fn].calledOnTrainingPath = true;
     }
   }

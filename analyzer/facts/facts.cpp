@@ -134,15 +134,17 @@ Tri Facts::flagArg(NodeId call, std::string_view keyword) const {
   return Tri::Unknown;
 }
 
-bool Facts::looksLike(std::string_view name, uint8_t convention) const {
+uint8_t Facts::namedAs(std::string_view name) const {
   auto [it, added] = namedAs_.try_emplace(name, 0);
   if (added) {
     it->second = (names::looksLikeModule(name) ? kNamedModule : 0) | (names::looksLikeLossFn(name) ? kNamedLoss : 0) |
                  (names::looksLikeOptimizer(name) ? kNamedOptimizer : 0) | (names::looksLikeLoader(name) ? kNamedLoader : 0) |
                  (names::looksLikeDevice(name) ? kNamedDevice : 0) | (names::looksLikeScheduler(name) ? kNamedScheduler : 0);
   }
-  return (it->second & convention) != 0;
+  return it->second;
 }
+
+bool Facts::looksLike(std::string_view name, uint8_t convention) const { return (namedAs(name) & convention) != 0; }
 
 bool Facts::isGpuDeviceExpr(NodeId e) const {
   if (e == kNone) return false;

@@ -423,6 +423,8 @@ class Facts {
   static constexpr uint8_t kNamedModule = 1, kNamedLoss = 2, kNamedOptimizer = 4, kNamedLoader = 8, kNamedDevice = 16,
                            kNamedScheduler = 32;
   bool looksLike(std::string_view name, uint8_t convention) const;
+  /// Every convention `name` follows, as kNamed* bits: one lookup for a question about several.
+  uint8_t namedAs(std::string_view name) const;
 
  /// A kind with its evidence: the class (Instance / Module of this file) and constructing call.
   struct KindFact {
@@ -441,6 +443,8 @@ class Facts {
   };
   KindFact kindFactOf(NodeId expr) const;
   Kind computeKind(NodeId expr, Evidence* evidence) const;
+  /// computeKind given kindFactOf(expr): the fact when it has evidence, else the naming convention.
+  Kind kindFrom(NodeId expr, const KindFact& fact, Evidence* evidence) const;
   static constexpr uint8_t kClassified = 1, kForwardCall = 2, kLossCall = 4, kStepCall = 8;
   uint8_t callClass(NodeId call) const;
   bool computeForwardCall(NodeId call) const;
@@ -518,9 +522,16 @@ class Facts {
   std::vector<bool> unreachable_;
   bool clearsGradients_ = false;
   mutable std::unordered_map<std::string_view, uint8_t> namedAs_;  // looksLike's answers so far
-  /// kindOf / kindEvidence per expression, filled on first use once the kinds pass is done.
-  mutable std::vector<uint16_t> kindCache_;
-  mutable std::vector<uint8_t> evidenceCache_;
+  /// kindOf / kindEvidence / classOf / constructorOf per expression, filled on first use once the
+  /// kinds pass is done: one slot holds the whole answer, so asking all four costs one lookup.
+  struct KindAnswer {
+    KindFact fact;           // kindFactOf
+    Kind kind = Kind::Unknown;  // computeKind: the fact, else the naming convention
+    Evidence evidence = Evidence::None;
+    bool known = false;
+  };
+  const KindAnswer* kindAnswer(NodeId e) const;
+  mutable std::vector<KindAnswer> kindCache_;
   bool cacheAll_ = false;  // calls' kinds may be remembered too (call targets are known)
   mutable std::vector<uint8_t> callClass_;  // per call: forward / loss / optimizer step, once asked
   struct NameIndex {

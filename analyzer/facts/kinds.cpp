@@ -297,8 +297,7 @@ void FactsBuilder::collectKinds() {
   // From here on the kinds of names and attributes do not change: remember each answer. Those of
   // calls (factories of this file) are settled once the call targets are.
   kindsFinal_ = true;
-  f_.kindCache_.assign(m_.exprs.size(), 0);
-  f_.evidenceCache_.assign(m_.exprs.size(), 0);
+  f_.kindCache_.assign(m_.exprs.size(), {});
   resolveCallTargets();
   f_.cacheAll_ = true;
 }
@@ -529,36 +528,38 @@ Facts::KindFact Facts::kindFactOf(NodeId e) const {
   return {};
 }
 
+const Facts::KindAnswer* Facts::kindAnswer(NodeId e) const {
+  // Once the kinds pass is done the answer cannot change: remember it (asked at every call of
+  // every pass). Calls' kinds wait for the call targets (factories of this file).
+  if (kindCache_.empty() || !(cacheAll_ || m_.expr(e).kind == ExprKind::Name || m_.expr(e).kind == ExprKind::Attribute))
+    return nullptr;
+  KindAnswer& slot = kindCache_[e];
+  if (!slot.known) {
+    KindFact fact = kindFactOf(e);
+    Evidence ev = Evidence::None;
+    Kind kind = kindFrom(e, fact, &ev);
+    slot = {fact, kind, ev, true};
+  }
+  return &slot;
+}
+
 Kind Facts::kindOf(NodeId e) const {
   if (e == kNone || e >= m_.exprs.size()) return Kind::Unknown;
-  // Once the kinds pass is done the answer cannot change: remember it (asked at every call of
-  // every pass).
-  if (!kindCache_.empty() && (cacheAll_ || m_.expr(e).kind == ExprKind::Name || m_.expr(e).kind == ExprKind::Attribute)) {
-    uint16_t& slot = kindCache_[e];
-    if (slot == 0) slot = static_cast<uint16_t>(0x100 | static_cast<uint16_t>(computeKind(e, nullptr)));
-    return static_cast<Kind>(slot & 0xFF);
-  }
+  if (const KindAnswer* a = kindAnswer(e)) return a->kind;
   return computeKind(e, nullptr);
 }
 
 Evidence Facts::kindEvidence(NodeId e) const {
   if (e == kNone || e >= m_.exprs.size()) return Evidence::None;
-  if (!evidenceCache_.empty() && (cacheAll_ || m_.expr(e).kind == ExprKind::Name || m_.expr(e).kind == ExprKind::Attribute)) {
-    uint8_t& slot = evidenceCache_[e];
-    if (slot == 0) {
-      Evidence ev = Evidence::None;
-      computeKind(e, &ev);
-      slot = static_cast<uint8_t>(0x10 | static_cast<uint8_t>(ev));
-    }
-    return static_cast<Evidence>(slot & 0xF);
-  }
+  if (const KindAnswer* a = kindAnswer(e)) return a->evidence;
   Evidence ev = Evidence::None;
   computeKind(e, &ev);
   return ev;
 }
 
-Kind Facts::computeKind(NodeId e, Evidence* evidence) const {
-  KindFact k = kindFactOf(e);
+Kind Facts::computeKind(NodeId e, Evidence* evidence) const { return kindFrom(e, kindFactOf(e), evidence); }
+
+Kind Facts::kindFrom(NodeId e, const KindFact& k, Evidence* evidence) const {
   if (evidence) *evidence = k.evidence;
   if (k.evidence != Evidence::None) return k.kind;
   Kind named = namedKind(e);
@@ -582,23 +583,32 @@ Kind Facts::namedKind(NodeId e) const {
     if (base == Kind::Instance && !selfBase && classOf(x.lhs) < 0) return Kind::Unknown;
     if (!selfBase && base != Kind::Module && base != Kind::Instance) {
       // `args.model`, `cfg.optimizer`: a configuration's fields are names, not objects.
-      if (!(looksLike(x.text, kNamedOptimizer) || looksLike(x.text, kNamedLoader) || looksLike(x.text, kNamedScheduler)))
-        return Kind::Unknown;
+      if (!(namedAs(x.text) & (kNamedOptimizer | kNamedLoader | kNamedScheduler))) return Kind::Unknown;
     }
     name = x.text;
   } else {
     return Kind::Unknown;
   }
-  if (looksLike(name, kNamedLoss)) return Kind::LossFn;
-  if (looksLike(name, kNamedScheduler)) return Kind::Scheduler;
-  if (looksLike(name, kNamedModule)) return Kind::Module;
-  if (looksLike(name, kNamedOptimizer)) return Kind::Optimizer;
-  if (looksLike(name, kNamedLoader)) return Kind::Loader;
+  const uint8_t named = namedAs(name);
+  if (named & kNamedLoss) return Kind::LossFn;
+  if (named & kNamedScheduler) return Kind::Scheduler;
+  if (named & kNamedModule) return Kind::Module;
+  if (named & kNamedOptimizer) return Kind::Optimizer;
+  if (named & kNamedLoader) return Kind::Loader;
   return Kind::Unknown;
 }
 
-int32_t Facts::classOf(NodeId e) const { return kindFactOf(e).cls; }
-NodeId Facts::constructorOf(NodeId e) const { return kindFactOf(e).ctor; }
+int32_t Facts::classOf(NodeId e) const {
+  if (e == kNone || e >= m_.exprs.size()) return kindFactOf(e).cls;
+  const KindAnswer* a = kindAnswer(e);
+  return a ? a->fact.cls : kindFactOf(e).cls;
+}
+
+NodeId Facts::constructorOf(NodeId e) const {
+  if (e == kNone || e >= m_.exprs.size()) return kindFactOf(e).ctor;
+  const KindAnswer* a = kindAnswer(e);
+  return a ? a->fact.ctor : kindFactOf(e).ctor;
+}
 
 bool Facts::frozenBefore(std::string_view path, uint32_t offset) const {
   if (path.empty() || freezes_.empty()) return false;

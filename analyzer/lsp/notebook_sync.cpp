@@ -111,7 +111,7 @@ void NotebookSync::analyze(NotebookDoc& nb) {
       nb.codeCells.push_back(uri);
       texts.push_back(host_.documents()[uri]->text);
     }
-  Notebook cells = notebookFromCells(texts);
+  Notebook cells = notebookFromCells(texts, &nb.cells);  // nb.cells keeps its module text
   const std::string &before = nb.cells.module, &after = cells.module;
   size_t p = 0, s = 0;
   while (p < before.size() && p < after.size() && before[p] == after[p]) ++p;

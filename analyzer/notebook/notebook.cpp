@@ -212,12 +212,42 @@ void appendCell(Notebook& nb, NotebookCell& c, const std::string& source) {
 
 }  // namespace
 
-Notebook notebookFromCells(const std::vector<std::string>& cellTexts) {
+namespace {
+
+/// Whether the cell's lines are exactly `text`.
+bool holds(const NotebookCell& c, std::string_view text) {
+  size_t at = 0;
+  for (const std::string& l : c.lines) {
+    if (text.compare(at, l.size(), l) != 0) return false;
+    at += l.size();
+  }
+  return at == text.size();
+}
+
+}  // namespace
+
+Notebook notebookFromCells(const std::vector<std::string>& cellTexts, Notebook* spent) {
+  Notebook none;
+  Notebook& previous = spent ? *spent : none;
   Notebook nb;
+  nb.module.reserve(previous.module.size());
   for (size_t i = 0; i < cellTexts.size(); ++i) {
     NotebookCell c;
+    if (i < previous.cells.size() && holds(previous.cells[i], cellTexts[i])) {
+      // Unchanged: its lines and blanking are kept, and its part of the module is the same text
+      // (a cell's part depends on its own source only: every part ends with '\n').
+      NotebookCell& kept = previous.cells[i];
+      uint32_t end = i + 1 < previous.cells.size() ? previous.cells[i + 1].begin : static_cast<uint32_t>(previous.module.size());
+      c.lines = std::move(kept.lines);
+      c.blanked = std::move(kept.blanked);
+      c.endsWithNewline = kept.endsWithNewline;
+      c.begin = static_cast<uint32_t>(nb.module.size());
+      c.firstLine = nb.cells.empty() ? 1 : nb.cells.back().firstLine + static_cast<uint32_t>(nb.cells.back().lines.size());
+      nb.module.append(previous.module, kept.begin, end - kept.begin);
+    } else {
+      appendCell(nb, c, cellTexts[i]);
+    }
     c.number = static_cast<uint32_t>(i + 1);
-    appendCell(nb, c, cellTexts[i]);
     c.jsonLines.assign(c.lines.size(), 0);
     nb.cells.push_back(std::move(c));
   }

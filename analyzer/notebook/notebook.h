@@ -39,8 +39,11 @@ struct Notebook {
 /// Reads a notebook's JSON text.
 Notebook readNotebook(std::string_view json);
 /// The module of cells as an editor holds them (LSP notebook documents): the same joining and
-/// blanking as a file, numbered in the order given, without JSON positions.
-Notebook notebookFromCells(const std::vector<std::string>& cellTexts);
+/// blanking as a file, numbered in the order given, without JSON positions. `previous`, the
+/// notebook this returned before an edit, gives up the cells whose text (at the same position) is
+/// unchanged, so an edit of one cell of a long notebook splits and scans that cell only; the result
+/// is the same as without it. `*previous` keeps its module text; its cells' lines are spent.
+Notebook notebookFromCells(const std::vector<std::string>& cellTexts, Notebook* previous = nullptr);
 /// An estimate's basis with its module lines ("`x` at line 12") named as the notebook shows
 /// them ("`x` at cell 3, line 2").
 std::string cellLinesIn(const Notebook& nb, std::string_view basis);
