@@ -14,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "notebook/notebook.h"
+#include "util/changed_range.h"
 #include "python/incremental.h"
 
 using namespace oomlint;
@@ -72,9 +73,7 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     Notebook next = notebookFromCells(texts, &cells);  // as the server does
     const std::string &before = cells.module, &after = next.module;
-    size_t p = 0, s = 0;
-    while (p < before.size() && p < after.size() && before[p] == after[p]) ++p;
-    while (s < before.size() - p && s < after.size() - p && before[before.size() - 1 - s] == after[after.size() - 1 - s]) ++s;
+    const auto [p, s] = changedRange(before, after);
     doc.edited(static_cast<uint32_t>(p), static_cast<uint32_t>(before.size() - s), static_cast<uint32_t>(after.size() - p - s));
     cells = std::move(next);
     join.push_back(msSince(t0));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "notebook/notebook.h"
+#include "util/changed_range.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -364,5 +365,33 @@ TEST(NotebookReading, AJoinAfterAnEditEqualsAFreshOne) {
     expectSame(next, oomlint::notebookFromCells(edits[k]), "edit " + std::to_string(k));
     EXPECT_EQ(previous.module, previousModule) << "the previous module text is kept for the server's diff";
     expectSame(oomlint::notebookFromCells(before, &next), oomlint::notebookFromCells(before), "edit " + std::to_string(k) + " undone");
+  }
+}
+
+/// The block-wise prefix/suffix the server diffs a re-joined module with equals the byte-wise one,
+/// at block boundaries, for growing, shrinking and identical texts, and never overlaps.
+TEST(NotebookReading, TheChangedRangeIsTheBytewiseOne) {
+  auto bytewise = [](std::string_view a, std::string_view b) {
+    size_t p = 0, s = 0;
+    while (p < a.size() && p < b.size() && a[p] == b[p]) ++p;
+    while (s < a.size() - p && s < b.size() - p && a[a.size() - 1 - s] == b[b.size() - 1 - s]) ++s;
+    return std::pair{p, s};
+  };
+  std::string base;
+  for (int i = 0; i < 3000; ++i) base += static_cast<char>('a' + (i * 7) % 23);
+  std::vector<std::pair<std::string, std::string>> cases = {{"", ""}, {"", "x"}, {"abc", "abc"}, {"aaaa", "aa"}, {base, base}};
+  for (size_t at : {0ul, 1ul, 255ul, 256ul, 257ul, 511ul, 512ul, 1500ul, 2743ul, 2744ul, 2999ul}) {
+    std::string edited = base;
+    edited[at] = '#';
+    cases.push_back({base, edited});
+    cases.push_back({base, base.substr(0, at) + "inserted" + base.substr(at)});
+    cases.push_back({base, base.substr(0, at) + base.substr(std::min(base.size(), at + 300))});
+    cases.push_back({base.substr(0, at), base});
+  }
+  for (const auto& [a, b] : cases) {
+    oomlint::ChangedRange r = oomlint::changedRange(a, b);
+    auto [p, s] = bytewise(a, b);
+    EXPECT_EQ(r.prefix, p) << a.size() << " -> " << b.size();
+    EXPECT_EQ(r.suffix, s) << a.size() << " -> " << b.size();
   }
 }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/frontends.h"
+#include "util/changed_range.h"
 
 namespace oomlint::lsp {
 
@@ -113,9 +114,7 @@ void NotebookSync::analyze(NotebookDoc& nb) {
     }
   Notebook cells = notebookFromCells(texts, &nb.cells);  // nb.cells keeps its module text
   const std::string &before = nb.cells.module, &after = cells.module;
-  size_t p = 0, s = 0;
-  while (p < before.size() && p < after.size() && before[p] == after[p]) ++p;
-  while (s < before.size() - p && s < after.size() - p && before[before.size() - 1 - s] == after[after.size() - 1 - s]) ++s;
+  const auto [p, s] = changedRange(before, after);
   if (before != after)
     nb.python.edited(static_cast<uint32_t>(p), static_cast<uint32_t>(before.size() - s), static_cast<uint32_t>(after.size() - p - s));
   nb.cells = std::move(cells);
