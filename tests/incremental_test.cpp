@@ -147,6 +147,53 @@ TEST(IncrementalDocument, ReparsesOnlyTheEditedStatement) {
   EXPECT_EQ(42u, e.doc.chunkCount());
 }
 
+TEST(IncrementalDocument, ChunksBeforeAnEditAreKeptFromThePreviousModel) {
+  Editor e;
+  e.text = trainingFile(40);
+  e.expectSameAsFreshParse("open");
+  EXPECT_EQ(0u, e.doc.keptChunks()) << "nothing to keep on open";
+  size_t at = e.text.rfind("total += loss.item()");
+  size_t col = at + std::string("total += ").size();
+  e.edit(col, col + 11, "loss");
+  e.expectSameAsFreshParse("an edit in the last function");
+  EXPECT_EQ(41u, e.doc.keptChunks()) << "the imports and the 39 functions before it";
+  at = e.text.find("total += loss.item()");
+  col = at + std::string("total += ").size();
+  e.edit(col, col + 11, "loss");
+  e.expectSameAsFreshParse("an edit in the first function");
+  EXPECT_EQ(2u, e.doc.keptChunks()) << "the two imports";
+  // A model that is not the last one returned: its prefix is reused only where it still holds it.
+  std::unique_ptr<Module> older = std::move(e.last);
+  e.edit(col, col + 4, "loss.item()");
+  e.last = e.doc.model("t.py", e.text, 1, std::move(older));
+  e.edit(0, 0, "import os\n");
+  e.expectSameAsFreshParse("an import added at the top");
+  EXPECT_EQ(0u, e.doc.keptChunks());
+  e.last.reset();  // no previous model: nothing to keep
+  e.edit(e.text.size(), e.text.size(), "y = 1\n");
+  e.expectSameAsFreshParse("no previous model");
+  EXPECT_EQ(0u, e.doc.keptChunks());
+}
+
+TEST(IncrementalDocument, AKeptChunkFollowsImportsChangedAfterIt) {
+  // Names resolve through the module's imports wherever they stand: a kept chunk that uses a name
+  // a later statement imports must see that import change or go.
+  Editor e;
+  e.text = "x = torch.zeros(3)\ny = np.ones(3)\n\n\ndef f():\n    return torch.ones(2)\n\n\nimport torch\nimport numpy as np\n";
+  e.expectSameAsFreshParse("open");
+  size_t at = e.text.find("import torch\n");
+  e.edit(at, at + 13, "");
+  e.expectSameAsFreshParse("the import the first statements use deleted");
+  EXPECT_GT(e.doc.keptChunks(), 0u);
+  at = e.text.find("import numpy as np");
+  e.edit(at, at + 18, "import jax.numpy as np");
+  e.expectSameAsFreshParse("an alias rebound to another module");
+  EXPECT_GT(e.doc.keptChunks(), 0u);
+  e.edit(e.text.size(), e.text.size(), "import torch\n");
+  e.expectSameAsFreshParse("the import back, at the end");
+  EXPECT_GT(e.doc.keptChunks(), 0u);
+}
+
 TEST(IncrementalDocument, SyntaxErrorsFallBackToTheWholeTextAndRecover) {
   Editor e;
   e.text = trainingFile(10);

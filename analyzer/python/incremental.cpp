@@ -11,6 +11,7 @@
 #include "python/frontend.h"
 #include "python/lowering.h"
 #include "python/parse_arena.h"
+#include "python/splice.h"
 
 namespace oomlint::python {
 namespace {
@@ -63,111 +64,6 @@ std::vector<uint32_t> chunkStarts(TSTree* tree, std::string_view text) {
   ts_tree_cursor_delete(&cursor);
   if (!ok) starts.clear();
   return starts;
-}
-
-/// Appends fragment `f` (lowered in its own coordinates) to `m`, moved to `byteOffset` /
-/// `lineOffset`. Its top-level statements go to `topLevel`; `m` gets its module body at the end,
-/// where a whole-file lowering puts it.
-void splice(Module& m, const Module& f, uint32_t byteOffset, uint32_t lineOffset, std::vector<NodeId>& topLevel) {
-  const uint32_t E = static_cast<uint32_t>(m.exprs.size()), S = static_cast<uint32_t>(m.stmts.size());
-  const uint32_t A = static_cast<uint32_t>(m.args.size()), L = static_cast<uint32_t>(m.lists.size());
-  const uint32_t H = static_cast<uint32_t>(m.handlers.size()), P = static_cast<uint32_t>(m.params.size());
-  const uint32_t C = static_cast<uint32_t>(m.classes.size()), F = static_cast<uint32_t>(m.functions.size()) - 1;
-  auto fn = [&](uint32_t k) { return k == 0 ? 0 : k + F; };
-  auto ex = [&](NodeId e) { return e == kNone ? kNone : e + E; };
-  auto st = [&](NodeId s) { return s == kNone ? kNone : s + S; };
-  auto span = [&](Span s) {
-    s.begin += byteOffset;
-    s.end += byteOffset;
-    s.line += lineOffset;
-    s.endLine += lineOffset;
-    return s;
-  };
-
-  // Lists hold statement ids or expression ids: each is moved by the base of its kind, once.
-  const List body = f.functions[0].body;
-  const uint32_t kept = body.first;  // the module body is the fragment's last list
-  m.lists.insert(m.lists.end(), f.lists.begin(), f.lists.begin() + kept);
-  std::vector<bool> moved(kept, false);
-  auto list = [&](List l, uint32_t base) {
-    if (l.count == 0) return l.first == 0 ? l : List{l.first + L, 0};
-    for (uint32_t i = l.first; i < l.first + l.count && i < kept; ++i)
-      if (!moved[i]) {
-        m.lists[L + i] += base;
-        moved[i] = true;
-      }
-    return List{l.first + L, l.count};
-  };
-  for (uint32_t i = body.first; i < body.first + body.count; ++i) topLevel.push_back(f.lists[i] + S);
-
-  // Copied in bulk, then moved in place.
-  m.exprs.insert(m.exprs.end(), f.exprs.begin(), f.exprs.end());
-  for (auto x = m.exprs.begin() + E; x != m.exprs.end(); ++x) {
-    x->span = span(x->span);
-    x->lhs = ex(x->lhs);
-    x->rhs = ex(x->rhs);
-    x->firstArg += A;
-    x->canonical = 0;
-    x->function = fn(x->function);
-    x->owner = fn(x->owner);
-    x->stmt = st(x->stmt);
-  }
-  m.args.insert(m.args.end(), f.args.begin(), f.args.end());
-  for (auto a = m.args.begin() + A; a != m.args.end(); ++a) a->value = ex(a->value);
-  m.params.insert(m.params.end(), f.params.begin(), f.params.end());
-  for (auto p = m.params.begin() + P; p != m.params.end(); ++p) p->defaultValue = ex(p->defaultValue);
-  m.handlers.insert(m.handlers.end(), f.handlers.begin(), f.handlers.end());
-  for (auto h = m.handlers.begin() + H; h != m.handlers.end(); ++h) {
-    h->type = ex(h->type);
-    h->span = span(h->span);
-    h->body = list(h->body, S);
-  }
-  m.stmts.insert(m.stmts.end(), f.stmts.begin(), f.stmts.end());
-  for (auto s = m.stmts.begin() + S; s != m.stmts.end(); ++s) {
-    s->span = span(s->span);
-    s->parent = st(s->parent);
-    s->function = fn(s->function);
-    s->target = ex(s->target);
-    s->value = ex(s->value);
-    s->targets = list(s->targets, E);
-    s->body = list(s->body, S);
-    s->orelse = list(s->orelse, S);
-    s->finalbody = list(s->finalbody, S);
-    s->firstHandler += H;
-    if (s->kind == StmtKind::FunctionDef) s->def = fn(s->def);
-    else if (s->kind == StmtKind::ClassDef) s->def += C;
-    s->firstExpr += E;
-    s->endExpr += E;
-  }
-  for (size_t k = 1; k < f.functions.size(); ++k) {
-    Function& g = m.functions.emplace_back(f.functions[k]);
-    g.span = span(g.span);
-    g.nameSpan = span(g.nameSpan);
-    g.parent = fn(g.parent);
-    if (g.cls >= 0) g.cls += static_cast<int32_t>(C);
-    g.defStmt = st(g.defStmt);
-    g.lambdaBody = ex(g.lambdaBody);
-    g.decorators = list(g.decorators, E);
-    g.body = list(g.body, S);
-    g.firstParam += P;
-  }
-  for (const Class& original : f.classes) {
-    Class& c = m.classes.emplace_back(original);
-    c.span = span(c.span);
-    c.function = fn(c.function);
-    c.defStmt = st(c.defStmt);
-    c.bases = list(c.bases, E);
-    c.body = list(c.body, S);
-  }
-  for (Comment c : f.comments) {
-    c.begin += byteOffset;
-    c.end += byteOffset;
-    c.line += lineOffset;
-    m.comments.push_back(c);
-  }
-  for (const auto& [name, dotted] : f.imports) m.imports[name] = dotted;  // a later import rebinds
-  m.importsTorch |= f.importsTorch;
-  m.truncatedDepth |= f.truncatedDepth;
 }
 
 }  // namespace
@@ -283,10 +179,35 @@ void IncrementalDocument::relowerInParallel(const std::string& text, unsigned th
   }
 }
 
+IncrementalDocument::SpliceMark IncrementalDocument::marksOf(const Module& m, const std::vector<NodeId>& topLevel) {
+  return SpliceMark{m.exprs.size(),     m.stmts.size(),   m.args.size(),    m.lists.size(),    m.handlers.size(),
+                    m.params.size(),    m.functions.size(), m.classes.size(), m.comments.size(), topLevel.size()};
+}
+
+size_t IncrementalDocument::reusablePrefix(const Module& previous) const {
+  // `previous` holds the fragments it was spliced from (parts, in order): if it holds the ones
+  // the last splice recorded, its arrays up to a chunk's mark are exactly that prefix's splice.
+  size_t k = 0;
+  while (k < chunks_.size() && k < spliced_.size() && k < previous.parts.size() && chunks_[k].fragment.get() == spliced_[k].fragment &&
+         chunks_[k].begin == spliced_[k].begin && previous.parts[k].get() == spliced_[k].fragment)
+    ++k;
+  if (k == 0) return 0;
+  // The recorded marks must fit the arrays (a model from an older call of another length is not reused).
+  const SpliceMark& at = k < spliced_.size() ? spliced_[k].before : splicedEnd_;
+  const List body = previous.functions.empty() ? List{} : previous.functions[0].body;
+  if (previous.exprs.size() < at.exprs || previous.stmts.size() < at.stmts || previous.args.size() < at.args ||
+      previous.lists.size() < at.lists || previous.handlers.size() < at.handlers || previous.params.size() < at.params ||
+      previous.functions.size() < at.functions || previous.classes.size() < at.classes || previous.comments.size() < at.comments ||
+      body.count < at.topLevel || uint64_t{body.first} + body.count > previous.lists.size())
+    return 0;
+  return k;
+}
+
 std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, const std::string& text, unsigned threads,
                                                    std::unique_ptr<Module> previous) {
   const auto size = static_cast<uint32_t>(text.size());
   parsed_ = 0;
+  kept_ = 0;
   // Edits that were not all reported leave chunks that do not cover the text: start over.
   if (!chunks_.empty() && uint64_t{chunks_.back().begin} + chunks_.back().length != size) chunks_.clear();
   if (chunks_.empty()) chunks_.push_back(Chunk{0, size, nullptr});
@@ -306,15 +227,36 @@ std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, cons
   }
 
   auto m = std::make_unique<Module>();
-  if (previous) {  // only the memory of its largest arrays: every other field starts fresh
+  std::vector<NodeId> topLevel;
+  const size_t kept = previous ? reusablePrefix(*previous) : 0;
+  kept_ = kept;
+  SpliceMark mark = kept < spliced_.size() ? spliced_[kept].before : splicedEnd_;
+  if (previous) {  // its largest arrays: their memory, and the content of the chunks that did not change
+    if (kept > 0) {
+      List body = previous->functions[0].body;
+      topLevel.assign(previous->lists.begin() + body.first, previous->lists.begin() + body.first + static_cast<std::ptrdiff_t>(mark.topLevel));
+      m->handlers.swap(previous->handlers);
+      m->params.swap(previous->params);
+      m->functions.swap(previous->functions);
+      m->classes.swap(previous->classes);
+      m->comments.swap(previous->comments);
+    } else {
+      mark = SpliceMark{};
+    }
     m->exprs.swap(previous->exprs);
     m->stmts.swap(previous->stmts);
     m->args.swap(previous->args);
     m->lists.swap(previous->lists);
-    m->exprs.clear();
-    m->stmts.clear();
-    m->args.clear();
-    m->lists.clear();
+    m->exprs.resize(mark.exprs);
+    m->stmts.resize(mark.stmts);
+    m->args.resize(mark.args);
+    m->lists.resize(mark.lists);
+    m->handlers.resize(mark.handlers);
+    m->params.resize(mark.params);
+    m->functions.resize(mark.functions);
+    m->classes.resize(mark.classes);
+    m->comments.resize(mark.comments);
+    for (Expr& x : m->exprs) x.canonical = 0;  // the new names table is filled by resolveNames() below
     previous.reset();
   }
   m->lang = Lang::Python;
@@ -334,13 +276,25 @@ std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, cons
   m->lists.reserve(lists);
   Function top;
   top.name = "<module>";
-  m->functions.push_back(top);
-  std::vector<NodeId> topLevel;
-  for (const Chunk& c : chunks_) {
+  if (m->functions.empty()) m->functions.push_back(top);
+  else m->functions[0] = top;
+  // The kept chunks' share of what splice() gathers module-wide (a later import rebinds).
+  for (size_t i = 0; i < kept; ++i) {
+    const Module& f = *chunks_[i].fragment;
+    for (const auto& [name, dotted] : f.imports) m->imports[name] = dotted;
+    m->importsTorch |= f.importsTorch;
+    m->truncatedDepth |= f.truncatedDepth;
+    m->parts.push_back(chunks_[i].fragment);
+  }
+  spliced_.resize(kept);
+  for (size_t i = kept; i < chunks_.size(); ++i) {
+    const Chunk& c = chunks_[i];
+    spliced_.push_back(Spliced{c.fragment.get(), c.begin, marksOf(*m, topLevel)});
     uint32_t line = m->lineOf(c.begin) - 1;
     splice(*m, *c.fragment, c.begin, line, topLevel);
     m->parts.push_back(c.fragment);
   }
+  splicedEnd_ = marksOf(*m, topLevel);
   // The module spans what the first chunk's tree started with to where the last one's ended.
   const Span& first = chunks_.front().fragment->functions[0].span;
   const Span& last = chunks_.back().fragment->functions[0].span;

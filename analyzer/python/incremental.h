@@ -48,6 +48,8 @@ class IncrementalDocument {
   size_t chunkCount() const { return chunks_.size(); }
   /// Bytes the last model() call parsed (tests and benchmarks: what an edit cost).
   size_t parsedBytes() const { return parsed_; }
+  /// Leading chunks the last model() took over from `previous` without splicing them again.
+  size_t keptChunks() const { return kept_; }
 
  private:
   struct Chunk {
@@ -56,6 +58,26 @@ class IncrementalDocument {
   };
   std::vector<Chunk> chunks_;
   size_t parsed_ = 0;
+
+  /// The sizes of the model's arrays before one chunk was spliced in.
+  struct SpliceMark {
+    size_t exprs = 0, stmts = 0, args = 0, lists = 0, handlers = 0, params = 0, functions = 0, classes = 0, comments = 0,
+           topLevel = 0;
+  };
+  /// What the last model() spliced: each chunk's fragment and offset with the mark before it, then
+  /// the mark after the last. The next model() keeps the previous model's arrays up to the first
+  /// chunk that differs (an edit in the middle of a notebook splices only the cells after it).
+  struct Spliced {
+    const Module* fragment = nullptr;
+    uint32_t begin = 0;
+    SpliceMark before;
+  };
+  std::vector<Spliced> spliced_;
+  SpliceMark splicedEnd_;
+  size_t kept_ = 0;
+  /// How many leading chunks `previous` (a model this returned) holds exactly as they are now.
+  size_t reusablePrefix(const Module& previous) const;
+  static SpliceMark marksOf(const Module& m, const std::vector<NodeId>& topLevel);
 
   /// Parses chunks_[i] on its own and replaces it by the chunks it splits into. False when it
   /// does not parse cleanly on its own; then, if it is the whole text, `*whole` is its model.
