@@ -539,6 +539,36 @@ TEST(Lsp, NotebookDocumentsAreCheckedAcrossCellsAndReportedPerCell) {
   EXPECT_EQ(got[cellUri(3)].size(), 0u) << got[cellUri(3)].dump();
   EXPECT_EQ(got.count(cellUri(4)), 0u) << "a cell whose diagnostics did not change is not re-sent";
 
+  // The leak back, one line lower: the noqa action edits the cell's text as it is now.
+  auto editCell3 = [&](int version, json changes) {
+    c.notify("notebookDocument/didChange",
+             {{"notebookDocument", {{"uri", nb}, {"version", version}}},
+              {"change", {{"cells", {{"textContent", json::array({{{"document", {{"uri", cellUri(3)}, {"version", version}}},
+                                                                   {"changes", std::move(changes)}}})}}}}}});
+    got.clear();
+    for (json m = c.next(); !m.is_null(); m = c.next(400)) got[m["params"]["uri"]] = m["params"]["diagnostics"];
+  };
+  json top = {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}};
+  json item = {{"start", {{"line", 8}, {"character", 17}}}, {"end", {{"line", 8}, {"character", 24}}}};
+  json end = {{"start", {{"line", 9}, {"character", 0}}}, {"end", {{"line", 9}, {"character", 0}}}};
+  editCell3(20, json::array({{{"range", top}, {"text", "\n"}}, {{"range", item}, {"text", ""}}, {{"range", end}, {"text", "done = True\n"}}}));
+  ASSERT_EQ(got[cellUri(3)].size(), 1u) << got[cellUri(3)].dump();
+  EXPECT_EQ(got[cellUri(3)][0]["range"]["start"]["line"], 8);
+  c.request(20, "textDocument/codeAction",
+            {{"textDocument", {{"uri", cellUri(3)}}}, {"range", got[cellUri(3)][0]["range"]}, {"context", {{"diagnostics", got[cellUri(3)]}}}});
+  json moved = c.response(20)["result"];
+  ASSERT_GE(moved.size(), 2u) << moved.dump();
+  EXPECT_NE(std::string::npos,
+            applyEdit("\n" + train + "done = True\n", moved[1]["edit"]["changes"][cellUri(3)][0]).find("\n    total += loss  # noqa: OOM101\ndone"))
+      << moved[1].dump();
+  EXPECT_EQ(moved[1]["edit"]["changes"][cellUri(3)][0]["range"]["start"]["line"], 8) << "the line of the cell's new text";
+  json firstLine = {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 1}, {"character", 0}}}};
+  json leak = {{"start", {{"line", 7}, {"character", 17}}}, {"end", {{"line", 7}, {"character", 17}}}};
+  json lastLine = {{"start", {{"line", 9}, {"character", 0}}}, {"end", {{"line", 10}, {"character", 0}}}};
+  editCell3(21, json::array({{{"range", lastLine}, {"text", ""}}, {{"range", firstLine}, {"text", ""}}, {{"range", leak}, {"text", ".item()"}}}));
+  ASSERT_EQ(got.count(cellUri(3)), 1u);
+  EXPECT_EQ(got[cellUri(3)].size(), 0u) << got[cellUri(3)].dump();
+
   // Structure: the setup cell is removed, so cell 4's `model` is no longer a module: no finding.
   c.notify("notebookDocument/didChange",
            {{"notebookDocument", {{"uri", nb}, {"version", 3}}},

@@ -97,6 +97,14 @@ void NotebookSync::didClose(json& params) {
   notebooks_.erase(it);
 }
 
+const Module* NotebookSync::cellModule(Document& cell) {
+  if (!cell.module || cell.parsedText != cell.text) {
+    cell.module = parseDocument(cell.path, cell.text, DocumentLanguage::Python).module;
+    cell.parsedText = cell.text;
+  }
+  return cell.module.get();
+}
+
 void NotebookSync::cellChanged(const Document& cell) {
   auto it = notebooks_.find(cell.notebook);
   if (it != notebooks_.end()) analyze(it->second);
@@ -132,10 +140,9 @@ void NotebookSync::analyze(NotebookDoc& nb) {
   for (size_t i = 0; i < nb.codeCells.size(); ++i) {
     Document& d = *host_.documents()[nb.codeCells[i]];
     d.findings.clear();
-    if (!d.module || d.parsedText != d.text) {  // its noqa comments and lines, for quick fixes
-      d.module = parseDocument(d.path, d.text, DocumentLanguage::Python).module;
-      d.parsedText = d.text;
-    }
+    // A cell that is not text (NUL bytes) gets no findings: it has no model for their quick fixes.
+    if (d.text.find('\0') != std::string::npos) byCell[i].clear();
+    if (byCell[i].empty() && d.published == "[]") continue;  // still no diagnostics: nothing to send
     const NotebookCell& cell = nb.cells.cells[i];
     std::vector<uint32_t> cellLines = lineStartsOf(d.text);
     // A module offset as an offset of the cell's text (lines are the same; blanked ones empty).
@@ -162,8 +169,6 @@ void NotebookSync::analyze(NotebookDoc& nb) {
       sp.endLine = end.line;
       sp.endCol = end.col;
     };
-    // A cell that is not text (NUL bytes) has no model for its quick fixes: it gets no findings.
-    if (!d.module) byCell[i].clear();
     for (const Finding* f : byCell[i]) {
       Finding g = *f;
       remap(g.span);

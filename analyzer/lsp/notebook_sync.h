@@ -40,6 +40,9 @@ class NotebookSync {
   void didClose(nlohmann::json& params);
   /// Re-checks the notebook a cell belongs to (a cell was edited as a text document).
   void cellChanged(const Document& cell);
+  /// A cell's own model (its noqa comments and lines, for quick fixes; null when it is not text),
+  /// parsed when first asked after its text changed, so an edit's diagnostics do not wait for it.
+  static const Module* cellModule(Document& cell);
 
  private:
   struct NotebookDoc {

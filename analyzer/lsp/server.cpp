@@ -563,6 +563,7 @@ class Server final : public NotebookHost {
     json actions = json::array();
     Document* d = find(params);
     if (!d) return actions;
+    if (!d->notebook.empty() && !NotebookSync::cellModule(*d)) return actions;  // a cell that is not text
     uint32_t begin = offsetOf(*d, params["range"]["start"]);
     uint32_t end = offsetOf(*d, params["range"]["end"]);
     std::vector<std::string> only;
