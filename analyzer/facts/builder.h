@@ -65,6 +65,10 @@ class FactsBuilder {
   void bindKinds(uint32_t fn, NodeId target, NodeId value, const Facts::KindFact* given);
   /// Calls of every function, as (call, caller function).
   std::vector<std::vector<NodeId>> callSites_;
+  /// Per class: its methods (lambdas aside), in definition order. A call looks for its target
+  /// among its receiver's class family's, not among every function of the name (a notebook of
+  /// many model classes has as many `forward`s).
+  std::vector<std::vector<uint32_t>> methodsOf_;
   /// Functions with callees first (recursive groups in any order).
   std::vector<uint32_t> bottomUp_;
   /// Per call expression: the history evidence a backward gave it (second values round).

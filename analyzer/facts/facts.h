@@ -531,6 +531,8 @@ class Facts {
     bool known = false;
   };
   const KindAnswer* kindAnswer(NodeId e) const;
+  /// kindFactOf, from the cache once it is settled.
+  KindFact settledFact(NodeId e) const;
   mutable std::vector<KindAnswer> kindCache_;
   bool cacheAll_ = false;  // calls' kinds may be remembered too (call targets are known)
   mutable std::vector<uint8_t> callClass_;  // per call: forward / loss / optimizer step, once asked

@@ -598,17 +598,13 @@ Kind Facts::namedKind(NodeId e) const {
   return Kind::Unknown;
 }
 
-int32_t Facts::classOf(NodeId e) const {
-  if (e == kNone || e >= m_.exprs.size()) return kindFactOf(e).cls;
-  const KindAnswer* a = kindAnswer(e);
-  return a ? a->fact.cls : kindFactOf(e).cls;
+Facts::KindFact Facts::settledFact(NodeId e) const {
+  const KindAnswer* a = e < m_.exprs.size() ? kindAnswer(e) : nullptr;
+  return a ? a->fact : kindFactOf(e);
 }
 
-NodeId Facts::constructorOf(NodeId e) const {
-  if (e == kNone || e >= m_.exprs.size()) return kindFactOf(e).ctor;
-  const KindAnswer* a = kindAnswer(e);
-  return a ? a->fact.ctor : kindFactOf(e).ctor;
-}
+int32_t Facts::classOf(NodeId e) const { return settledFact(e).cls; }
+NodeId Facts::constructorOf(NodeId e) const { return settledFact(e).ctor; }
 
 bool Facts::frozenBefore(std::string_view path, uint32_t offset) const {
   if (path.empty() || freezes_.empty()) return false;

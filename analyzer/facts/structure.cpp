@@ -79,8 +79,13 @@ void FactsBuilder::buildStructure() {
     const Expr& x = m_.expr(e);
     if (x.kind == ExprKind::Call && x.stmt != kNone && !m_.functions[x.owner].isLambda) f_.stmtCalls_[x.stmt].push_back(e);
   }
-  for (const Function& fn : m_.functions)
-    if (!fn.isLambda) f_.functionsByName_[fn.name].push_back(static_cast<uint32_t>(&fn - m_.functions.data()));
+  methodsOf_.assign(nc, {});
+  for (const Function& fn : m_.functions) {
+    if (fn.isLambda) continue;
+    const auto id = static_cast<uint32_t>(&fn - m_.functions.data());
+    f_.functionsByName_[fn.name].push_back(id);
+    if (fn.cls >= 0 && static_cast<size_t>(fn.cls) < nc) methodsOf_[static_cast<size_t>(fn.cls)].push_back(id);
+  }
 
   // Class families: bases named by a class of this file, both ways.
   f_.classFamily_.assign(nc, {});
@@ -125,21 +130,14 @@ void FactsBuilder::resolveCallTargets() {
   callSites_.assign(m_.functions.size(), {});
   f_.callTargetStart_.assign(m_.exprs.size() + 1, 0);
   f_.callTargetIds_.clear();
-  // Each class's methods: a notebook of many model classes has as many functions named `forward`,
-  // and a call must look only at those of its receiver's class family.
-  std::vector<std::vector<uint32_t>> methodsOf(m_.classes.size());
-  for (uint32_t fn = 1; fn < m_.functions.size(); ++fn)
-    if (int32_t c = m_.functions[fn].cls; c >= 0 && static_cast<size_t>(c) < methodsOf.size() && !m_.functions[fn].isLambda)
-      methodsOf[static_cast<size_t>(c)].push_back(fn);
   auto methodsNamed = [&](int32_t cls, std::string_view name, std::vector<uint32_t>& out) {
     if (cls < 0) return;
-    // The family's methods called `name`, in definition order, at most six.
-    size_t from = out.size();
+    // The family's methods called `name` (each class is in it once), in definition order, at most six.
+    const size_t from = out.size();
     for (int32_t c : f_.classFamily_[static_cast<size_t>(cls)])
-      for (uint32_t fn : methodsOf[static_cast<size_t>(c)])
+      for (uint32_t fn : methodsOf_[static_cast<size_t>(c)])
         if (m_.functions[fn].name == name) out.push_back(fn);
     std::sort(out.begin() + static_cast<std::ptrdiff_t>(from), out.end());
-    out.erase(std::unique(out.begin() + static_cast<std::ptrdiff_t>(from), out.end()), out.end());
     if (out.size() > 6) out.resize(6);
   };
   bool anyForward = false;  // a class of this file defines `forward`: calls of its instances run it

@@ -188,6 +188,11 @@ bool isIPythonLine(std::string_view line) {
 }
 
 
+/// The module line where a cell appended now begins.
+uint32_t nextFirstLine(const Notebook& nb) {
+  return nb.cells.empty() ? 1 : nb.cells.back().firstLine + static_cast<uint32_t>(nb.cells.back().lines.size());
+}
+
 /// Adds a code cell's source to the module: its lines, the IPython ones blanked.
 void appendCell(Notebook& nb, NotebookCell& c, const std::string& source) {
   c.lines = splitKeepingBreaks(source);
@@ -205,7 +210,7 @@ void appendCell(Notebook& nb, NotebookCell& c, const std::string& source) {
   for (size_t k = 0; k < c.lines.size(); ++k)
     c.blanked.push_back(cellMagic || isIPythonLine(c.lines[k]) || (k > 0 && c.blanked[k - 1] && continues(c.lines[k - 1])));
   c.begin = static_cast<uint32_t>(nb.module.size());
-  c.firstLine = nb.cells.empty() ? 1 : nb.cells.back().firstLine + static_cast<uint32_t>(nb.cells.back().lines.size());
+  c.firstLine = nextFirstLine(nb);
   for (size_t k = 0; k < c.lines.size(); ++k) nb.module += c.blanked[k] ? std::string("\n") : c.lines[k];
   if (!nb.module.empty() && nb.module.back() != '\n') nb.module += '\n';
 }
@@ -242,7 +247,7 @@ Notebook notebookFromCells(const std::vector<std::string>& cellTexts, Notebook* 
       c.blanked = std::move(kept.blanked);
       c.endsWithNewline = kept.endsWithNewline;
       c.begin = static_cast<uint32_t>(nb.module.size());
-      c.firstLine = nb.cells.empty() ? 1 : nb.cells.back().firstLine + static_cast<uint32_t>(nb.cells.back().lines.size());
+      c.firstLine = nextFirstLine(nb);
       nb.module.append(previous.module, kept.begin, end - kept.begin);
     } else {
       appendCell(nb, c, cellTexts[i]);

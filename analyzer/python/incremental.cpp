@@ -278,12 +278,8 @@ std::unique_ptr<Module> IncrementalDocument::model(const std::string& path, cons
   top.name = "<module>";
   if (m->functions.empty()) m->functions.push_back(top);
   else m->functions[0] = top;
-  // The kept chunks' share of what splice() gathers module-wide (a later import rebinds).
-  for (size_t i = 0; i < kept; ++i) {
-    const Module& f = *chunks_[i].fragment;
-    for (const auto& [name, dotted] : f.imports) m->imports[name] = dotted;
-    m->importsTorch |= f.importsTorch;
-    m->truncatedDepth |= f.truncatedDepth;
+  for (size_t i = 0; i < kept; ++i) {  // the kept chunks' arrays are in place; the rest is module-wide
+    addModuleWide(*m, *chunks_[i].fragment);
     m->parts.push_back(chunks_[i].fragment);
   }
   spliced_.resize(kept);

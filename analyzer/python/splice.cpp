@@ -101,6 +101,10 @@ void splice(Module& m, const Module& f, uint32_t byteOffset, uint32_t lineOffset
     c.line += lineOffset;
     m.comments.push_back(c);
   }
+  addModuleWide(m, f);
+}
+
+void addModuleWide(Module& m, const Module& f) {
   for (const auto& [name, dotted] : f.imports) m.imports[name] = dotted;  // a later import rebinds
   m.importsTorch |= f.importsTorch;
   m.truncatedDepth |= f.truncatedDepth;
