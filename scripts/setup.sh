@@ -30,6 +30,7 @@ fi
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
+  ccache                           # every build folder compiles through it (CMakeLists.txt says how)
   libtree-sitter-dev               # tree-sitter runtime 0.20.7 (grammar ABI 13-14)
   nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libjemalloc-dev                  # the allocator linked into oomlint (analyzer/util/allocator.c)

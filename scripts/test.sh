@@ -1,28 +1,67 @@
 #!/usr/bin/env bash
-# The whole test suite: the normal build's tests, then the same suite under AddressSanitizer +
-# UndefinedBehaviorSanitizer, then each libFuzzer target over its committed corpus.
-# Expects scripts/setup.sh to have run (it installs the packages and builds `build/`).
+# Runs the tests. Expects scripts/setup.sh to have run (it installs the packages and builds `build/`).
+#
+#   scripts/test.sh --quick   the normal build's GoogleTest suite (ctest), after bringing build/ up to
+#                             date: the tier to run before each commit
+#   scripts/test.sh           everything, as CI runs it: the quick tier; the wheel, tarball and .deb
+#                             used as users would; the suite again under AddressSanitizer and
+#                             UndefinedBehaviorSanitizer; each libFuzzer target over its corpus
+#
+# Every build compiles through ccache (CMakeLists.txt), so a second run, or a clone in another folder,
+# recompiles only what changed. Each phase's wall time is printed at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+quick=0
+case "${1:-}" in
+  --quick) quick=1 ;;
+  "") ;;
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
+  *) echo "test: unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
+
+times=()
+phase_start=$SECONDS
+phase() {  # phase NAME: records the time since the last phase ended
+  times+=("$(printf '%-28s %4d s' "$1" $((SECONDS - phase_start)))")
+  phase_start=$SECONDS
+}
+report() {
+  ((${#times[@]})) || return 0
+  echo "test: phase times"
+  printf '  %s\n' "${times[@]}"
+}
+trap report EXIT
+
+cmake --build build
+phase "build (normal)"
 ctest --test-dir build --output-on-failure -j2
+phase "ctest (normal)"
+((quick)) && exit 0
 
 # What users install without building: the wheel, the tarball and the .deb of the portable build,
 # and the self-installing pre-commit hook, each used as a user would (tests/dist_test.sh).
 bash scripts/build-dist.sh build-dist/dist >/dev/null
+phase "portable build (build-dist)"
 bash tests/dist_test.sh build-dist/dist build
+phase "dist test"
 
 # Sanitizers (the probe links an uninstrumented LibTorch, so the sanitized build leaves it out).
+# OOMLINT_SANITIZE builds at -O1 with line tables only (CMakeLists.txt says why).
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLINT_SANITIZE=ON -DOOMLINT_CPP_FRONTEND=ON -DOOMLINT_RUNTIME_CHECK=OFF >/dev/null
 cmake --build build-asan
+phase "ASan+UBSan build"
 # use_sigaltstack=0: LLVM installs its own malloc'd signal stack on the thread that first registers
 # its signal handlers (a worker thread, when the C++ front end runs there); when that thread exits,
 # ASan munmaps the thread's signal stack as its own and aborts ("unable to unmap"), in some runs.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:use_sigaltstack=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2
+phase "ASan+UBSan ctest"
 
 # Fuzz smoke run: a fixed number of inputs per target (long runs are done by hand, see fuzz/run.sh).
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLINT_FUZZ=ON -DOOMLINT_CPP_FRONTEND=ON \
   -DOOMLINT_RUNTIME_CHECK=OFF -DOOMLINT_BUILD_TESTS=OFF >/dev/null
 cmake --build build-fuzz
+phase "fuzz build"
 bash fuzz/run.sh build-fuzz -runs=1500
+phase "fuzz smoke run"

@@ -2,6 +2,8 @@
 // binaries live in tests/, away from the shared object the oomlint binary finds beside itself.
 #include <cstdlib>
 
+#include "test_paths.h"
+
 namespace {
 #ifdef OOMLINT_CPP_PLUGIN
 const int kPluginPathSet = ::setenv("OOMLINT_CPP_FRONTEND", OOMLINT_CPP_PLUGIN, 0);

@@ -159,6 +159,40 @@ TEST(Cpp, CompileCommandsGiveTheFilesRealFlags) {
   fs::remove_all(dir);
 }
 
+TEST(Cpp, CompileCommandsNameTheSourceRelativeToTheirFolder) {
+  // CMake writes absolute paths, but Bear, hand-written databases and other generators name the
+  // source as the compiler saw it from `directory`. Clang must get it once, as one input.
+  fs::path dir = tempDir("ccdb_relative");
+  std::string src = leakyCpp("", "");
+  src.replace(src.find("    total += loss;"), 18, "#ifdef OOMLINT_TEST_LEAK\n    total += loss;\n#endif");
+  spit(dir / "src" / "train.cpp", src);
+  // No LibTorch include path: the bundled declarations fill in, and the parse stays quick.
+  std::string flags = "-std=c++17 -DOOMLINT_TEST_LEAK";
+  const std::vector<std::pair<std::string, std::string>> shapes{
+      // {"file", the rest of the entry}
+      {"train.cpp", "\"command\": \"g++ " + flags + " -c train.cpp -o train.o\""},
+      {"./train.cpp", "\"command\": \"g++ " + flags + " -c ./train.cpp -o train.o\""},
+      {(dir / "src" / "train.cpp").string(), "\"command\": \"g++ " + flags + " -c ../src/train.cpp -o train.o\""},
+      {"train.cpp", "\"arguments\": [\"g++\", \"-std=c++17\", \"-DOOMLINT_TEST_LEAK\", \"-c\", \"train.cpp\", \"-o\", \"train.o\"]"},
+  };
+  for (const auto& [file, rest] : shapes) {
+    spit(dir / "src" / "compile_commands.json",
+         "[{\"directory\": \"" + (dir / "src").string() + "\", \"file\": \"" + file + "\", " + rest + "}]\n");
+    cpp::configure(cpp::Settings{(dir / "src").string()});
+    std::string error, mode;
+    std::unique_ptr<Module> m = cpp::parse((dir / "src" / "train.cpp").string(), src, error, &mode);
+    cpp::configure(cpp::Settings{});
+    ASSERT_TRUE(m) << rest << ": " << error;
+    EXPECT_EQ("compile_commands", mode) << rest;
+    EXPECT_TRUE(m->syntaxIssues.empty()) << rest << ": " << m->syntaxIssues.front().message;
+    std::vector<Finding> findings = analyzeModule(*m, everyRule());
+    ASSERT_EQ(1u, findings.size()) << rest;
+    EXPECT_EQ("OOM101", findings[0].code) << rest;
+    EXPECT_EQ(11u, findings[0].span.line) << rest;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Cpp, ProjectHeadersGiveTheirCodeWithRealFlagsAndAPrecompiledPreamble) {
   // With a compile database the file's #include block is precompiled: the header's classes come
   // from the preamble, and their methods' bodies must still be lowered from it, on the run that

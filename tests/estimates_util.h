@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "engine/engine.h"
+#include "test_paths.h"
 
 namespace estimates_test {
 

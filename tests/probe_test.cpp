@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "engine/engine.h"
+#include "test_paths.h"
 
 using nlohmann::json;
 

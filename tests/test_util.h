@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "test_paths.h"
 
 namespace testutil {
 

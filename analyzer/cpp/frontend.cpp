@@ -534,6 +534,17 @@ const std::string& resourceDir() {
   return dir;
 }
 
+/// `path` made absolute against `directory` when relative, with `.` and `..` removed.
+std::string absoluteIn(const std::string& directory, const std::string& path) {
+  llvm::SmallString<256> abs(path);
+  if (!llvm::sys::path::is_absolute(abs)) {
+    abs = directory;
+    llvm::sys::path::append(abs, path);
+  }
+  llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
+  return std::string(abs.str());
+}
+
 std::vector<std::string> flagsFor(const std::string& file, const clang::tooling::CompileCommand* cmd, std::string& directory) {
   std::vector<std::string> flags;
   bool header = isHeaderPath(file);
@@ -550,15 +561,18 @@ std::vector<std::string> flagsFor(const std::string& file, const clang::tooling:
   } else {
     directory = cmd->Directory;
     std::string given = cmd->Filename;
-    llvm::SmallString<256> givenAbs(given);
-    if (!llvm::sys::path::is_absolute(givenAbs)) {
-      givenAbs = directory;
-      llvm::sys::path::append(givenAbs, given);
-    }
+    std::string givenAbs = absoluteIn(directory, given);
+    std::string fileAbs = absoluteIn(directory, file);
     const std::vector<std::string>& cl = cmd->CommandLine;
     for (size_t i = 1; i < cl.size(); ++i) {
       const std::string& a = cl[i];
-      if (a == given || a == file || a == givenAbs.str()) continue;
+      if (a == given || a == file) continue;
+      // The source, however the database spells it (`m.cpp` run in `directory`, `./m.cpp`,
+      // `/abs/m.cpp`): ClangTool adds it once itself, and a second copy is a second input.
+      if (!a.empty() && a[0] != '-') {
+        std::string abs = absoluteIn(directory, a);
+        if (abs == givenAbs || abs == fileAbs) continue;
+      }
       if (a == "-c" || a == "-MD" || a == "-MMD" || a == "-M" || a == "-MM") continue;
       if (a == "-o" || a == "-MF" || a == "-MT" || a == "-MQ") {
         ++i;
