@@ -6,7 +6,7 @@
 #include <cctype>
 #include <filesystem>
 
-#include "cli/walk.h"
+#include "files/walk.h"
 #include "engine/engine.h"
 #include "util/path.h"
 

@@ -15,7 +15,7 @@
 #include "cli/inspect.h"
 #include "cli/project_check.h"
 #include "cli/verify.h"
-#include "cli/walk.h"
+#include "files/walk.h"
 #include "config/config.h"
 #include "engine/engine.h"
 #include "fix/fix.h"

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "files/project_root.h"
 #include "notebook/notebook.h"
 #include "project/analyze.h"
 #include "project/order.h"
@@ -43,7 +44,7 @@ std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, cons
   std::set<std::string> walkedWhole;  // roots named themselves: the walk of `files` found all their modules
   for (const std::string& p : args.pathArgs) {
     std::string abs = absolutePath(p);
-    std::string root = args.projectRoot.empty() ? project::findRoot(abs) : absolutePath(args.projectRoot);
+    std::string root = args.projectRoot.empty() ? findProjectRoot(abs) : absolutePath(args.projectRoot);
     if (root.empty()) {
       root = isDirectory(abs) ? abs : parentDirectory(abs);
       if (!isDirectory(abs)) shallow.insert(root);
@@ -62,7 +63,7 @@ std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, cons
         root = r;
         break;
       }
-    if (root.empty()) root = args.projectRoot.empty() ? project::findRoot(abs) : absolutePath(args.projectRoot);
+    if (root.empty()) root = args.projectRoot.empty() ? findProjectRoot(abs) : absolutePath(args.projectRoot);
     if (root.empty() || !under(abs, root)) {
       root = parentDirectory(abs);
       shallow.insert(root);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cache/cache.h"
-#include "cli/walk.h"
+#include "files/walk.h"
 #include "engine/engine.h"
 #include "project/project.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cpp/plugin_api.h"
-#include "project/project.h"
+#include "files/project_root.h"
 #include "util/path.h"
 
 namespace oomlint::cpp {
@@ -99,7 +99,7 @@ static std::string projectRootFor(const std::string& path) {
   if (s.alone) return {};
   if (!s.projectRoot.empty()) return absolutePath(s.projectRoot);
   std::string abs = absolutePath(path.empty() || path == "-" ? "stdin.cpp" : path);
-  std::string root = project::findRoot(abs);
+  std::string root = findProjectRoot(abs);
   if (!root.empty()) return root;
   // A CMake project without a repository: its top CMakeLists.txt (each source folder may have one).
   for (std::string dir = parentDirectory(abs); dir.size() > 1; dir = parentDirectory(dir))

@@ -2,7 +2,8 @@
 
 #include <sys/stat.h>
 
-#include "cli/walk.h"
+#include "files/project_root.h"
+#include "files/walk.h"
 #include "config/config.h"
 #include "project/analyze.h"
 #include "project/order.h"
@@ -16,7 +17,7 @@ Projects::Entry& Projects::projectOf(const std::string& path, size_t& index) {
     index = e.project->indexOf(abs);
     if (index != SIZE_MAX) return e;
   }
-  std::string root = project::findRoot(abs);
+  std::string root = findProjectRoot(abs);
   std::vector<std::string> files{abs};
   if (root.empty()) {  // no project marker above it: the programs beside it that hold it
     root = parentDirectory(abs);

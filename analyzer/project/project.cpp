@@ -10,11 +10,6 @@ namespace oomlint::project {
 
 namespace {
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
-
 std::string parentOf(const std::string& p) {
   size_t slash = p.rfind('/');
   return slash == std::string::npos || slash == 0 ? std::string() : p.substr(0, slash);
@@ -57,16 +52,6 @@ void splitDotted(std::string_view dotted, std::string& dots, std::vector<std::st
 }
 
 }  // namespace
-
-std::string findRoot(const std::string& absPath) {
-  std::string dir = absPath;
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) dir = parentOf(dir);
-  for (; !dir.empty(); dir = parentOf(dir))
-    for (const char* marker : {"/pyproject.toml", "/setup.cfg", "/setup.py", "/.git"})
-      if (exists(dir + marker)) return dir;
-  return {};
-}
 
 std::vector<std::string> modulesBeside(const std::string& dir) {
   std::vector<std::string> out;

@@ -25,10 +25,6 @@
 
 namespace oomlint::project {
 
-/// The nearest folder at or above `absPath` holding pyproject.toml, setup.cfg, setup.py or .git;
-/// "" when there is none.
-std::string findRoot(const std::string& absPath);
-
 /// The Python modules directly in `dir` (not in its subfolders): the project of a file that has
 /// no root above it is the folder it sits in.
 std::vector<std::string> modulesBeside(const std::string& dir);

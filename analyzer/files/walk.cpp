@@ -1,6 +1,6 @@
-#include "cli/walk.h"
+#include "files/walk.h"
 
-#include "cli/git_ignore.h"
+#include "files/git_ignore.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

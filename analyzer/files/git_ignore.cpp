@@ -1,4 +1,4 @@
-#include "cli/git_ignore.h"
+#include "files/git_ignore.h"
 
 #include <sys/stat.h>
 
