@@ -1095,9 +1095,10 @@ TEST_F(Cli, CppFlagsAsClangTidyTakesThem) {
   EXPECT_NE(std::string::npos, fixed.out.find("train.cpp:11:5: OOM101")) << fixed.out << fixed.err;
   EXPECT_NE(std::string::npos, fixed.err.find("(fixed flags, in .): clang -std=c++17 -DLEAK -I" + std::string(kTorchInclude))) << fixed.err;
   // The cache keeps results per set of flags.
-  EXPECT_EQ(0, run("check train.cpp", dir).rc);
-  EXPECT_EQ(1, run("check --extra-arg=-DLEAK train.cpp", dir).rc);
-  EXPECT_EQ(0, run("check train.cpp", dir).rc);
+  for (auto [args, rc] : {std::pair{"check train.cpp", 0}, {"check --extra-arg=-DLEAK train.cpp", 1}, {"check train.cpp", 0}}) {
+    Result r = run(args, dir);
+    EXPECT_EQ(rc, r.rc) << args << "\n" << r.out << r.err;
+  }
 }
 
 TEST_F(Cli, CompileDatabasesAsCMakeBearAndMakeWriteThem) {
