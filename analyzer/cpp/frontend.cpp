@@ -186,6 +186,8 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
     candidates_.push_back(std::move(issue));
   }
 
+  using clang::DiagnosticConsumer::finish;  // Clang's own end-of-file hook stays as it is
+
   /// After the parse: the first syntax error that is not the echo of an undeclared name; with
   /// real flags, else the flags' error, a missing header, another error of the file or one of a
   /// header it includes.
