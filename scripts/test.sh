@@ -51,13 +51,13 @@ phase "dist test"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLINT_SANITIZE=ON -DOOMLINT_CPP_FRONTEND=ON -DOOMLINT_RUNTIME_CHECK=OFF >/dev/null
 cmake --build build-asan
 phase "ASan+UBSan build"
-# use_sigaltstack=0: LLVM installs its own malloc'd signal stack on the thread that first registers
-# its signal handlers (a worker thread, when the C++ front end runs there); when that thread exits,
-# ASan munmaps the thread's signal stack as its own and aborts ("unable to unmap"), in some runs.
 # Two tests run no code of oomlint's, so the sanitizers have nothing to watch there and the quick
 # tier has run them already: g++ compiling the C++ fixtures against LibTorch's headers, and the
 # DataLoader seed probe in Python.
 no_oomlint_code='^(CppFixtures\.CompileWithDebianLibTorchHeaders|SeedDataloader\..*)$'
+# use_sigaltstack=0: LLVM installs its own malloc'd signal stack on the thread that first registers
+# its signal handlers (a worker thread, when the C++ front end runs there); when that thread exits,
+# ASan munmaps the thread's signal stack as its own and aborts ("unable to unmap"), in some runs.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:use_sigaltstack=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2 -E "$no_oomlint_code"
 phase "ASan+UBSan ctest"
