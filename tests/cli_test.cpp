@@ -911,7 +911,7 @@ TEST_F(Cli, ResultsCacheIsReusedAndNeverStale) {
   EXPECT_EQ(0, after.rc) << after.out;
   // A corrupt cache is discarded with a warning and the results stay right.
   for (const auto& e : fs::directory_iterator(dir / ".oomlint_cache"))
-    if (e.path().extension() == ".json") spit(e.path(), "{ not json");
+    if (e.path().extension() == ".index") spit(e.path(), "{ not an index");
   spit(dir / "a.py", kLeaky);
   Result corrupt = run("check --output-format concise .", dir);
   EXPECT_EQ(first.out, corrupt.out);

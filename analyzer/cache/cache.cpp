@@ -10,39 +10,21 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cache/index_format.h"
 #include "version.h"
 
 namespace oomlint {
 namespace {
 
 using nlohmann::json;
+using namespace cache_format;
 
 int64_t mtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
-/// Codes are stored as text; findings point at the rule's static code string.
-std::string_view internCode(const std::string& code) {
-  if (code == kParseErrorCode) return kParseErrorCode;
-  if (code == kIoErrorCode) return kIoErrorCode;
-  const Rule* r = findRule(code);
-  return r ? r->info().code : std::string_view{};
-}
-
 /// The release and the layout of an entry: a cache written by another build is discarded.
-const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache8";
-
-json spanJson(const Span& s) { return json::array({s.begin, s.end, s.line, s.col, s.endLine, s.endCol}); }
-Span spanFrom(const json& j) {
-  Span s;
-  s.begin = j.at(0);
-  s.end = j.at(1);
-  s.line = j.at(2);
-  s.col = j.at(3);
-  s.endLine = j.at(4);
-  s.endCol = j.at(5);
-  return s;
-}
+const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache9";
 
 /// Writes `text` to `path`; on failure nothing is left there.
 std::string writeFile(const std::string& path, const std::string& text) {
@@ -102,72 +84,83 @@ uint64_t ResultCache::hashContent(const std::string& s) {
 }
 
 ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move(dir)) {
-  file_ = dir_ + "/" + std::string(OOMLINT_VERSION) + ".json";
+  file_ = dir_ + "/" + std::string(OOMLINT_VERSION) + ".index";
   std::string text;
   if (!readWhole(file_, text)) return;
-  json doc = json::parse(text, nullptr, false);
   try {
-    if (doc.is_discarded() || !doc.is_object()) throw std::runtime_error("format");
-    if (doc.value("version", "") != kCacheVersion) {
+    IndexReader in{text};
+    in.expect(kIndexMagic);
+    if (in.string() != kCacheVersion) {
       dirty_ = true;  // written by another build of oomlint: start afresh, silently
       return;
     }
+    in.expect("\n");
     // The modules' summaries sit in a file of their own: they are most of the bytes, and a check
-    // whose projects are settled never reads them, so they are not JSON to be lexed, and are
-    // read only when asked for (loadSummaries).
-    if (doc.contains("blobs")) {
-      const json& b = doc["blobs"];
-      blobFile_ = dir_ + "/" + b.at("file").get<std::string>();
-      blobSize_ = b.at("size");
-      blobToken_ = b.at("token");
-    }
+    // whose projects are settled never reads them, so they are read only when asked for
+    // (loadSummaries).
+    in.expect("blobs ");
+    std::string_view blobName = in.string();
+    in.expect(" ");
+    blobSize_ = in.number<size_t>();
+    in.expect(" ");
+    blobToken_ = in.number<uint64_t>();
+    in.expect("\n");
+    if (!blobName.empty()) blobFile_ = dir_ + "/" + std::string(blobName);
     // Files share a handful of rule selections, long strings: each is written once.
-    std::vector<std::string> selections = doc.at("selections").get<std::vector<std::string>>();
-    for (const auto& [path, e] : doc.at("files").items()) {
-      Entry entry;
-      entry.selection = selections.at(e.at("selection").get<size_t>());
-      entry.size = e.at("size");
-      entry.mtimeNs = e.at("mtime_ns");
-      entry.inode = e.at("inode");
-      entry.cachedAt = e.at("cached_at");
-      entry.hash = e.at("hash");
-      if (e.contains("deps"))
-        for (const json& d : e["deps"])
-          entry.dependencies.push_back({d.at(0).get<std::string>(), Stamp{d.at(1), d.at(2), d.at(3), d.at(4)}});
-      if (e.contains("project") && !blobFile_.empty()) {  // [offset, length] in the summaries file
-        const json& at = e["project"];
-        entry.blobOffset = at.at(0);
-        entry.blobLength = at.at(1);
-      }
-      for (const json& f : e.at("findings")) {
-        Finding fd;
-        fd.code = internCode(f.at("code"));
-        if (fd.code.empty()) throw std::runtime_error("unknown code");
-        fd.message = f.at("message");
-        fd.span = spanFrom(f.at("span"));
-        fd.severity = static_cast<Severity>(f.at("severity").get<int>());
-        if (f.contains("fix")) {
-          const json& x = f["fix"];
-          fd.hasFix = true;
-          fd.fix.applicability = static_cast<Applicability>(x.at("applicability").get<int>());
-          fd.fix.message = x.at("message");
-          for (const json& ed : x.at("edits")) fd.fix.edits.push_back(Edit{ed.at(0), ed.at(1), ed.at(2)});
-        }
-        if (f.contains("related"))
-          for (const json& rel : f["related"]) fd.related.push_back({spanFrom(rel.at(0)), rel.at(1)});
-        if (f.contains("estimated")) {
-          const json& c = f["estimated"];
-          fd.estimated = EstimatedCost{true, c.at(0), c.at(1), c.at(2), c.at(3)};
-        }
-        if (f.contains("probe")) fd.probe = f["probe"];
-        entry.findings.push_back(std::move(fd));
-      }
-      entries_[path] = std::move(entry);
+    in.expect("selections ");
+    std::vector<std::string> selections(in.number<size_t>());
+    in.expect("\n");
+    for (std::string& sel : selections) {
+      sel = in.string();
+      in.expect("\n");
     }
-    if (doc.contains("projects"))
-      for (const auto& [root, state] : doc["projects"].items()) projects_[root] = state.get<std::string>();
+    in.expect("projects ");
+    for (size_t n = in.number<size_t>(); n > 0; --n) {
+      in.expect("\n");
+      std::string key(in.string());
+      in.expect(" ");
+      projects_[std::move(key)] = in.string();
+    }
+    in.expect("\nfiles ");
+    size_t count = in.number<size_t>();
+    entries_.reserve(count);
+    for (size_t n = count; n > 0; --n) {
+      in.expect("\n");
+      std::string path(in.string());
+      Entry entry;
+      in.expect(" ");
+      entry.selection = selections.at(in.number<size_t>());
+      in.expect(" ");
+      entry.size = in.number<int64_t>();
+      in.expect(" ");
+      entry.mtimeNs = in.number<int64_t>();
+      in.expect(" ");
+      entry.inode = in.number<int64_t>();
+      in.expect(" ");
+      entry.cachedAt = in.number<int64_t>();
+      in.expect(" ");
+      entry.hash = in.number<uint64_t>();
+      in.expect(" ");
+      entry.blobOffset = in.number<size_t>();
+      in.expect(" ");
+      entry.blobLength = in.number<size_t>();
+      if (blobFile_.empty()) entry.blobLength = 0;
+      in.expect(" ");
+      if (std::string_view extra = in.string(); !extra.empty()) {  // findings and dependencies
+        json doc = json::parse(extra);
+        entry.findings = findingsFrom(doc.at("findings"));
+        if (doc.contains("deps"))
+          for (const json& d : doc["deps"])
+            entry.dependencies.push_back({d.at(0).get<std::string>(), Stamp{d.at(1), d.at(2), d.at(3), d.at(4)}});
+      }
+      entries_[std::move(path)] = std::move(entry);
+    }
+    in.expect("\n");
+    if (in.at != text.size()) IndexReader::bad();
   } catch (const std::exception&) {
     entries_.clear();
+    projects_.clear();
+    blobFile_.clear();
     warning = "cache " + file_ + " is corrupt; discarding it";
     dirty_ = true;
   }
@@ -294,51 +287,53 @@ void ResultCache::setProjectState(const std::string& root, std::string state) {
 std::string ResultCache::save() {
   if (!dirty_) return {};
   loadSummaries();  // the entries kept from the last save carry theirs over
-  json files = json::object();
-  uint64_t token = static_cast<uint64_t>(std::time(nullptr)) * 1000003ULL ^ static_cast<uint64_t>(::getpid()) ^ reinterpret_cast<uintptr_t>(&files);
+  uint64_t token = static_cast<uint64_t>(std::time(nullptr)) * 1000003ULL ^ static_cast<uint64_t>(::getpid()) ^ reinterpret_cast<uintptr_t>(&dirty_);
   std::string blobs = blobHeader(token);
-  std::vector<std::string> selections;
-  std::unordered_map<std::string, size_t> selectionIndex;
+  std::string blobName = std::string(OOMLINT_VERSION) + "." + std::to_string(token) + ".summaries";
+  std::vector<std::string_view> selections;
+  std::unordered_map<std::string_view, size_t> selectionIndex;
+  std::string lines;  // the entries, one per line
   for (const auto& [path, e] : entries_) {
     auto [at, fresh] = selectionIndex.try_emplace(e.selection, selections.size());
     if (fresh) selections.push_back(e.selection);
-    json fs = json::array();
-    for (const Finding& f : e.findings) {
-      json j = {{"code", std::string(f.code)}, {"message", f.message}, {"span", spanJson(f.span)}, {"severity", static_cast<int>(f.severity)}};
-      if (f.hasFix) {
-        json edits = json::array();
-        for (const Edit& ed : f.fix.edits) edits.push_back(json::array({ed.begin, ed.end, ed.content}));
-        j["fix"] = {{"applicability", static_cast<int>(f.fix.applicability)}, {"message", f.fix.message}, {"edits", edits}};
-      }
-      if (!f.related.empty()) {
-        json rel = json::array();
-        for (const Related& r : f.related) rel.push_back(json::array({spanJson(r.span), r.message}));
-        j["related"] = std::move(rel);
-      }
-      if (f.estimated.present) {
-        const EstimatedCost& c = f.estimated;
-        j["estimated"] = json::array({c.bytes, c.measure, c.formula, c.basis});
-      }
-      if (!f.probe.empty()) j["probe"] = f.probe;
-      fs.push_back(std::move(j));
-    }
-    files[path] = {{"selection", at->second}, {"size", e.size}, {"mtime_ns", e.mtimeNs}, {"inode", e.inode},
-                   {"cached_at", e.cachedAt}, {"hash", e.hash}, {"findings", fs}};
-    if (!e.dependencies.empty()) {
-      json deps = json::array();
-      for (const Dependency& d : e.dependencies)
-        deps.push_back(json::array({d.path, d.stamp.size, d.stamp.mtimeNs, d.stamp.inode, d.stamp.hash}));
-      files[path]["deps"] = std::move(deps);
-    }
     std::string_view summaries = summariesOf(e);
-    if (!summaries.empty()) {
-      files[path]["project"] = json::array({blobs.size(), summaries.size()});
-      blobs += summaries;
+    size_t blobOffset = summaries.empty() ? 0 : blobs.size();
+    blobs += summaries;
+    std::string extra;
+    if (!e.findings.empty() || !e.dependencies.empty()) {
+      json doc = {{"findings", findingsJson(e.findings)}};
+      if (!e.dependencies.empty()) {
+        json deps = json::array();
+        for (const Dependency& d : e.dependencies)
+          deps.push_back(json::array({d.path, d.stamp.size, d.stamp.mtimeNs, d.stamp.inode, d.stamp.hash}));
+        doc["deps"] = std::move(deps);
+      }
+      extra = doc.dump(-1, ' ', false, json::error_handler_t::replace);
     }
+    lines += '\n';
+    appendString(lines, path);
+    lines += " " + std::to_string(at->second);
+    for (int64_t v : {e.size, e.mtimeNs, e.inode, e.cachedAt}) lines += " " + std::to_string(v);
+    lines += " " + std::to_string(e.hash) + " " + std::to_string(blobOffset) + " " + std::to_string(summaries.size()) + " ";
+    appendString(lines, extra);
   }
-  std::string blobName = std::string(OOMLINT_VERSION) + "." + std::to_string(token) + ".summaries";
-  json doc = {{"version", kCacheVersion}, {"selections", selections}, {"files", files}, {"projects", projects_},
-              {"blobs", {{"file", blobName}, {"size", blobs.size()}, {"token", token}}}};
+  std::string index(kIndexMagic);
+  appendString(index, kCacheVersion);
+  index += "\nblobs ";
+  appendString(index, blobName);
+  index += " " + std::to_string(blobs.size()) + " " + std::to_string(token) + "\nselections " + std::to_string(selections.size()) + "\n";
+  for (std::string_view sel : selections) {
+    appendString(index, sel);
+    index += '\n';
+  }
+  index += "projects " + std::to_string(projects_.size());
+  for (const auto& [key, state] : projects_) {
+    index += '\n';
+    appendString(index, key);
+    index += ' ';
+    appendString(index, state);
+  }
+  index += "\nfiles " + std::to_string(entries_.size()) + lines + "\n";
   if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) return "cannot create " + dir_ + ": " + std::strerror(errno);
   // A marker that keeps the cache out of version control, as ruff does.
   std::string gitignore = dir_ + "/.gitignore";
@@ -346,7 +341,7 @@ std::string ResultCache::save() {
   std::string blobPath = dir_ + "/" + blobName;
   if (std::string error = writeFile(blobPath, blobs); !error.empty()) return error;
   std::string tmp = file_ + ".tmp." + std::to_string(::getpid());
-  if (std::string error = writeFile(tmp, doc.dump(-1, ' ', false, json::error_handler_t::replace)); !error.empty()) {
+  if (std::string error = writeFile(tmp, index); !error.empty()) {
     ::unlink(blobPath.c_str());
     return error;
   }
@@ -356,6 +351,7 @@ std::string ResultCache::save() {
     return "cannot replace " + file_;
   }
   removeOtherSummaries(dir_, blobName);
+  ::unlink((dir_ + "/" + std::string(OOMLINT_VERSION) + ".json").c_str());  // the JSON index builds before this one wrote
   return {};
 }
 

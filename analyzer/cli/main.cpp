@@ -7,8 +7,10 @@
 #include <unordered_map>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "cpp/loader.h"
 #include "cache/cache.h"
@@ -253,14 +255,27 @@ int runCheck(const CheckArgs& given) {
       for (const std::string& f : a.fixedFlags) cppKey += " " + f;
       std::vector<const CheckOptions*> perFileOptions(walked.files.size());
       std::vector<const std::string*> selectionKeys(walked.files.size());
+      // The files of one folder share its configuration and its declared PyTorch, so, without
+      // per-file-ignores, their selection too: it is worked out once per folder and language.
+      std::map<std::tuple<std::string, const Config*, bool>, size_t> folderDone;  // -> a file whose settings are those
       for (size_t i = 0; i < walked.files.size(); ++i) {
         std::string abs = absolutePath(walked.files[i]);
-        auto cfg = resolver.forDirectory(abs.substr(0, abs.rfind('/')));
+        std::string folder = abs.substr(0, abs.rfind('/'));
+        auto cfg = resolver.forDirectory(folder);
+        bool cpp = isCppPath(walked.files[i]);
+        if (cfg->perFileIgnores.empty()) {
+          auto [done, fresh] = folderDone.try_emplace({std::move(folder), cfg.get(), cpp}, i);
+          if (!fresh) {
+            perFileOptions[i] = perFileOptions[done->second];
+            selectionKeys[i] = selectionKeys[done->second];
+            continue;
+          }
+        }
         CheckOptions o;
         o.selection = resolver.selectionFor(*cfg, abs);
         // C++ findings also depend on which compile_commands.json was asked for.
         // A C++ file's findings also depend on its flags and on which headers are its project's.
-        std::string key = o.selection.fingerprint() + (isCppPath(walked.files[i]) ? cppKey : std::string());
+        std::string key = o.selection.fingerprint() + (cpp ? cppKey : std::string());
         auto it = optionsByKey.try_emplace(std::move(key), std::move(o)).first;
         perFileOptions[i] = &it->second;
         selectionKeys[i] = &it->first;

@@ -236,6 +236,9 @@ std::shared_ptr<const Config> ConfigResolver::applyCli(Config c) const {
   if (cli_.ignore) c.selectors.ignore.insert(c.selectors.ignore.end(), cli_.ignore->begin(), cli_.ignore->end());
   if (cli_.extendIgnore) c.selectors.ignore.insert(c.selectors.ignore.end(), cli_.extendIgnore->begin(), cli_.extendIgnore->end());
   c.extendExclude.insert(c.extendExclude.end(), cli_.extendExclude.begin(), cli_.extendExclude.end());
+  std::vector<std::string> patterns = c.exclude;
+  patterns.insert(patterns.end(), c.extendExclude.begin(), c.extendExclude.end());
+  c.excludePatterns = std::make_shared<const PathPatterns>(patterns);
   return std::make_shared<const Config>(std::move(c));
 }
 
@@ -310,33 +313,61 @@ TorchVersion torchFloorOf(std::string_view req) {
   return floor;
 }
 
+namespace {
+
+/// What one folder says of torch's floor: `decided` when its pyproject.toml has a `[project]`
+/// table (or is broken) or its requirements.txt bounds torch; `last` when the search ends there
+/// (the top of a repository, or "/").
+struct FolderFloor {
+  bool decided = false;
+  TorchVersion floor;
+  bool last = false;
+};
+
+FolderFloor floorDeclaredIn(const std::string& d) {
+  std::string pyproject = d + "/pyproject.toml";
+  if (fileExists(pyproject)) {
+    try {
+      toml::table doc = toml::parse_file(pyproject);
+      if (const toml::table* project = doc["project"].as_table()) {
+        if (const toml::array* deps = (*project)["dependencies"].as_array())
+          for (const toml::node& dep : *deps)
+            if (auto text = dep.value<std::string>())
+              if (TorchVersion v = torchFloorOf(*text); v.known()) return {true, v, true};
+        return {true, {}, true};  // the project says what it needs, and torch's floor is not among it
+      }
+    } catch (const toml::parse_error&) {
+      return {true, {}, true};  // a broken pyproject.toml is reported where it is a configuration
+    }
+  }
+  std::string requirements = d + "/requirements.txt";
+  if (fileExists(requirements)) {
+    std::ifstream in(requirements);
+    std::string line;
+    while (std::getline(in, line))
+      if (TorchVersion v = torchFloorOf(line.substr(0, line.find('#'))); v.known()) return {true, v, true};
+  }
+  FolderFloor none;
+  none.last = d == "/" || parentDirectory(d) == d || ::access((d + "/.git").c_str(), F_OK) == 0;
+  return none;
+}
+
+}  // namespace
+
 TorchVersion declaredTorchFloor(const std::string& start) {
   for (std::string d = start; !d.empty(); d = parentDirectory(d)) {
-    std::string pyproject = d + "/pyproject.toml";
-    if (fileExists(pyproject)) {
-      try {
-        toml::table doc = toml::parse_file(pyproject);
-        if (const toml::table* project = doc["project"].as_table()) {
-          if (const toml::array* deps = (*project)["dependencies"].as_array())
-            for (const toml::node& dep : *deps)
-              if (auto text = dep.value<std::string>())
-                if (TorchVersion v = torchFloorOf(*text); v.known()) return v;
-          return {};  // the project says what it needs, and torch's floor is not among it
-        }
-      } catch (const toml::parse_error&) {
-        return {};  // a broken pyproject.toml is reported where it is a configuration
-      }
-    }
-    std::string requirements = d + "/requirements.txt";
-    if (fileExists(requirements)) {
-      std::ifstream in(requirements);
-      std::string line;
-      while (std::getline(in, line))
-        if (TorchVersion v = torchFloorOf(line.substr(0, line.find('#'))); v.known()) return v;
-    }
-    if (d == "/" || fileExists(d + "/.git") || ::access((d + "/.git").c_str(), F_OK) == 0) break;
+    FolderFloor here = floorDeclaredIn(d);
+    if (here.decided || here.last) return here.floor;
   }
   return {};
+}
+
+TorchVersion ConfigResolver::declaredFloorOf(const std::string& dir) const {
+  if (auto it = declared_.find(dir); it != declared_.end()) return it->second;
+  FolderFloor here = floorDeclaredIn(dir);
+  TorchVersion floor = here.decided || here.last || dir.empty() ? here.floor : declaredFloorOf(parentDirectory(dir));
+  declared_.emplace(dir, floor);
+  return floor;
 }
 
 RuleSelection ConfigResolver::selectionFor(const Config& c, const std::string& absPath) const {
@@ -348,9 +379,7 @@ RuleSelection ConfigResolver::selectionFor(const Config& c, const std::string& a
   } else {
     std::string dir = parentDirectory(absPath);
     std::lock_guard<std::mutex> lock(declaredMutex_);
-    auto [it, fresh] = declared_.try_emplace(dir);
-    if (fresh) it->second = declaredTorchFloor(dir);
-    sel.setTargetTorch(it->second);
+    sel.setTargetTorch(declaredFloorOf(dir));
   }
   if (c.perFileIgnores.empty()) return sel;
   std::string rel = absPath;
@@ -362,9 +391,10 @@ RuleSelection ConfigResolver::selectionFor(const Config& c, const std::string& a
 }
 
 bool ConfigResolver::excluded(const Config& c, const std::string& absPath) const {
-  std::string rel = absPath;
-  if (!c.dir.empty() && absPath.rfind(c.dir + "/", 0) == 0) rel = absPath.substr(c.dir.size() + 1);
-  for (const auto* list : {&c.exclude, &c.extendExclude})
+  std::string_view rel = absPath;
+  if (!c.dir.empty() && rel.size() > c.dir.size() && rel.starts_with(c.dir) && rel[c.dir.size()] == '/') rel.remove_prefix(c.dir.size() + 1);
+  if (c.excludePatterns) return c.excludePatterns->matchesAny(rel);
+  for (const auto* list : {&c.exclude, &c.extendExclude})  // a Config built by hand
     for (const std::string& p : *list)
       if (pathPatternMatch(p, rel)) return true;
   return false;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/glob.h"
 #include "engine/selection.h"
 #include "engine/torch_version.h"
 
@@ -28,6 +29,8 @@ struct Config {
   std::vector<std::pair<std::string, std::vector<std::string>>> perFileIgnores;
   std::vector<std::string> exclude;
   std::vector<std::string> extendExclude;
+  /// exclude and extendExclude read once, for ConfigResolver::excluded (set by the resolver).
+  std::shared_ptr<const PathPatterns> excludePatterns;
   bool respectGitignore = true;
   /// Command-line defaults (`output-format`, `fix`, `unsafe-fixes`), read from the configuration
   /// of the folder oomlint runs in; a flag on the command line wins.
@@ -76,6 +79,8 @@ class ConfigResolver {
 
  private:
   std::shared_ptr<const Config> applyCli(Config c) const;
+  /// declaredTorchFloor(dir), each folder on the way up read once per run (declaredMutex_ held).
+  TorchVersion declaredFloorOf(const std::string& dir) const;
   CliOverrides cli_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const Config>> cache_;

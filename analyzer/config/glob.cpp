@@ -92,9 +92,67 @@ bool globMatch(std::string_view p, std::string_view s) {
   return matchFrom(p, 0, s, 0, 0);
 }
 
-bool pathPatternMatch(std::string_view pattern, std::string_view rel) {
+namespace {
+
+/// The pattern as pathPatternMatch reads it: trailing slashes and a leading `./` dropped.
+std::string_view normalisedPattern(std::string_view pattern) {
   while (pattern.size() > 1 && pattern.back() == '/') pattern.remove_suffix(1);
   if (pattern.rfind("./", 0) == 0) pattern.remove_prefix(2);
+  return pattern;
+}
+
+bool hasGlobCharacter(std::string_view s) { return s.find_first_of("*?[\\") != std::string_view::npos; }
+
+/// An anchored pattern (leading slash dropped) against the path or a folder above it.
+bool anchoredMatch(std::string_view pattern, std::string_view rel) {
+  if (globMatch(pattern, rel)) return true;
+  // A directory pattern also covers everything below it.
+  for (size_t slash = rel.find('/'); slash != std::string_view::npos; slash = rel.find('/', slash + 1))
+    if (globMatch(pattern, rel.substr(0, slash))) return true;
+  return false;
+}
+
+}  // namespace
+
+PathPatterns::PathPatterns(const std::vector<std::string>& patterns) {
+  for (const std::string& given : patterns) {
+    std::string_view p = normalisedPattern(given);
+    if (p.find('/') != std::string_view::npos) {
+      if (p.front() == '/') p.remove_prefix(1);
+      anchored_.emplace_back(p);
+    } else if (!hasGlobCharacter(p)) {
+      names_.emplace_back(p);
+    } else if (p.size() > 1 && p[0] == '*' && !hasGlobCharacter(p.substr(1))) {
+      suffixes_.emplace_back(p.substr(1));
+    } else {
+      componentGlobs_.emplace_back(p);
+    }
+  }
+}
+
+bool PathPatterns::matchesAny(std::string_view rel) const {
+  if (!names_.empty() || !suffixes_.empty() || !componentGlobs_.empty()) {
+    size_t start = 0;
+    while (start <= rel.size()) {
+      size_t end = rel.find('/', start);
+      std::string_view comp = rel.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+      for (const std::string& n : names_)
+        if (comp == n) return true;
+      for (const std::string& tail : suffixes_)
+        if (comp.ends_with(tail)) return true;
+      for (const std::string& g : componentGlobs_)
+        if (globMatch(g, comp)) return true;
+      if (end == std::string_view::npos) break;
+      start = end + 1;
+    }
+  }
+  for (const std::string& a : anchored_)
+    if (anchoredMatch(a, rel)) return true;
+  return false;
+}
+
+bool pathPatternMatch(std::string_view pattern, std::string_view rel) {
+  pattern = normalisedPattern(pattern);
   if (pattern.find('/') == std::string_view::npos) {
     // Any component.
     size_t start = 0;
@@ -108,11 +166,7 @@ bool pathPatternMatch(std::string_view pattern, std::string_view rel) {
     return false;
   }
   if (pattern.front() == '/') pattern.remove_prefix(1);
-  if (globMatch(pattern, rel)) return true;
-  // A directory pattern also covers everything below it.
-  for (size_t slash = rel.find('/'); slash != std::string_view::npos; slash = rel.find('/', slash + 1))
-    if (globMatch(pattern, rel.substr(0, slash))) return true;
-  return false;
+  return anchoredMatch(pattern, rel);
 }
 
 }  // namespace oomlint

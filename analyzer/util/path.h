@@ -10,7 +10,28 @@
 
 namespace oomlint {
 
+/// True when `path` is absolute and already in absolutePath's form: no empty, `.` or `..`
+/// component and no trailing slash (what the walk and the project discovery pass around).
+inline bool isNormalAbsolute(const std::string& path) {
+  if (path.empty() || path[0] != '/') return false;
+  if (path.size() == 1) return true;
+  if (path.back() == '/') return false;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] != '/') continue;
+    // path[i] starts a component: it must not be empty, "." or "..".
+    size_t next = i + 1;
+    if (next == path.size() || path[next] == '/') return false;
+    if (path[next] == '.') {
+      size_t after = next + 1;
+      if (after == path.size() || path[after] == '/') return false;
+      if (path[after] == '.' && (after + 1 == path.size() || path[after + 1] == '/')) return false;
+    }
+  }
+  return true;
+}
+
 inline std::string absolutePath(const std::string& path) {
+  if (isNormalAbsolute(path)) return path;  // most calls: no allocation beyond the copy
   std::string p = path;
   if (p.empty() || p[0] != '/') {
     char buf[4096];
