@@ -528,6 +528,9 @@ TEST_F(Cli, WalkSkipsHiddenVenvBuildAndGitignored) {
   EXPECT_NE(std::string::npos, r.out.find("pkg/real.py")) << r.out;
   for (const char* skipped : {"g.py", "x_tmp.py", "h.py", "b.py", "v.py", "notes.txt"})
     EXPECT_EQ(std::string::npos, r.out.find(skipped)) << skipped << "\n" << r.out;
+  // A virtualenv named on the command line is walked, as asked.
+  r = run("check --no-cache --output-format concise myenv", dir);
+  EXPECT_NE(std::string::npos, r.out.find("v.py")) << r.out;
 }
 
 TEST_F(Cli, ParseErrorsAreReportedAndOtherFilesStillChecked) {

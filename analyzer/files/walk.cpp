@@ -159,24 +159,20 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
     while (!stack.empty()) {
       Item dir = std::move(stack.back());
       stack.pop_back();
-      auto cfg = resolver.forDirectory(dir.abs);
-      std::shared_ptr<const IgnoreScope> scope = dir.scope;
-      if (cfg->respectGitignore && exists(dir.abs + "/.gitignore")) {
-        auto s = std::make_shared<IgnoreScope>();
-        s->base = dir.abs;
-        s->rules = readGitignore(dir.abs + "/.gitignore");
-        s->parent = scope;
-        scope = s;
-      }
       DIR* d = ::opendir(dir.abs.c_str());
       if (!d) {
         result.issues.push_back({dir.shown, std::string("cannot read directory: ") + std::strerror(errno)});
         continue;
       }
+      // The folder's own files are seen in its listing (no stat for each): a virtualenv's
+      // pyvenv.cfg (below a named folder, the virtualenv is left out) and a .gitignore.
       std::vector<std::pair<std::string, bool>> entries;  // name, isDir
+      bool hasGitignore = false, isVirtualenv = false;
       while (dirent* e = ::readdir(d)) {
         std::string name = e->d_name;
         if (name == "." || name == "..") continue;
+        if (name == ".gitignore") hasGitignore = true;
+        if (name == "pyvenv.cfg" && dir.abs != abs) isVirtualenv = true;
         std::string childAbs = dir.abs == "/" ? "/" + name : dir.abs + "/" + name;
         bool isDir = false, isFile = false;
         if (e->d_type == DT_DIR) isDir = true;
@@ -197,6 +193,16 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
         if (isDir || isFile) entries.emplace_back(name, isDir);
       }
       ::closedir(d);
+      if (isVirtualenv) continue;
+      auto cfg = resolver.forDirectory(dir.abs);
+      std::shared_ptr<const IgnoreScope> scope = dir.scope;
+      if (cfg->respectGitignore && hasGitignore) {
+        auto s = std::make_shared<IgnoreScope>();
+        s->base = dir.abs;
+        s->rules = readGitignore(dir.abs + "/.gitignore");
+        s->parent = scope;
+        scope = s;
+      }
       std::sort(entries.begin(), entries.end());
       for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
         const std::string& name = it->first;
@@ -205,7 +211,6 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
         std::string childShown = dir.shown == "." ? name : dir.shown + "/" + name;
         if (isDir) {
           if (defaultExcludedDir(name)) continue;
-          if (exists(childAbs + "/pyvenv.cfg")) continue;  // a virtualenv
         } else if (!isCheckedExtension(name)) {
           continue;
         }
