@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "notebook/notebook.h"
+#include "notebook/scan.h"
 #include "util/changed_range.h"
 #include "test_util.h"
 
@@ -394,4 +395,81 @@ TEST(NotebookReading, TheChangedRangeIsTheBytewiseOne) {
     EXPECT_EQ(r.prefix, p) << a.size() << " -> " << b.size();
     EXPECT_EQ(r.suffix, s) << a.size() << " -> " << b.size();
   }
+}
+
+namespace {
+
+/// Everything readNotebook gives, as text, so two readings can be compared whole.
+std::string describe(const oomlint::Notebook& nb) {
+  std::string out = "error=" + nb.error + "\nskipped=" + nb.skipped + "\nmodule=" + nb.module + "\n";
+  for (const oomlint::NotebookCell& c : nb.cells) {
+    out += "cell " + std::to_string(c.number) + " line " + std::to_string(c.firstLine) + " at " + std::to_string(c.begin) + " source " +
+           std::to_string(c.sourceBegin) + "-" + std::to_string(c.sourceEnd) + (c.sourceIsArray ? " array" : " string") +
+           (c.endsWithNewline ? " nl" : "") + "\n";
+    for (size_t k = 0; k < c.lines.size(); ++k)
+      out += "  " + std::to_string(c.jsonLines[k]) + (c.blanked[k] ? " blank " : " ") + c.lines[k] + "|\n";
+    for (const auto& [b, e] : c.items) out += "  item " + std::to_string(b) + "-" + std::to_string(e) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(NotebookReading, TheOnePassAgreesWithTheJsonDocument) {
+  // Notebooks as tools write them, and odd but valid ones: escapes of every kind, raw UTF-8, a
+  // surrogate pair, a string source, markdown cells, numbers and literals in outputs, language
+  // from language_info only, another kernel, keys given twice (the document's reading decides).
+  std::vector<std::string> texts;
+  for (const char* f : {"fixtures/notebooks/two_space_strings.ipynb", "fixtures/notebooks/no_final_newline.ipynb",
+                        "fixtures/notebooks/jupyter_layout.ipynb", "examples/notebooks/train.ipynb"})
+    texts.push_back(slurp(fs::path(OOMLINT_SOURCE_DIR) / f));
+  const std::string cells =
+      R"("cells": [{"cell_type": "markdown", "source": ["# title \u00e9\n"]},)"
+      R"( {"cell_type": "code", "execution_count": 3, "metadata": {"a": [true, false, null, -1.5e3, 0, 12345678901234567890123]},)"
+      R"( "outputs": [{"data": {"text/plain": ["1\t2"]}}], "source": ["import torch\n", "s = \"\\\"q\\\" \/ \u00e9 \ud83d\ude00 é 😀\"\r\n",)"
+      R"( "%time x = 1\n", "total = 0\n", "for b in loader:\n", "    loss = model(b)\n", "    total += loss"]},)"
+      R"( {"cell_type": "code", "source": "y = 2\n"}, {"cell_type": "raw", "source": []}, {"source": ["z = 1"]}])";
+  texts.push_back("{" + cells + R"(, "metadata": {"kernelspec": {"name": "python3", "language": "python"}}, "nbformat": 4, "nbformat_minor": 5})");
+  texts.push_back("{\n " + cells + ",\n \"metadata\": {\"language_info\": {\"name\": \"Python\"}},\n \"nbformat\": 4\n}\n");
+  texts.push_back("{" + cells + R"(, "metadata": {"kernelspec": {"language": "R"}}, "nbformat": 4})");
+  texts.push_back("{" + cells + R"(, "metadata": {"kernelspec": {"language": 3}, "language_info": {"name": "julia"}}, "nbformat": 4})");
+  texts.push_back("{" + cells + R"(, "nbformat": 4, "metadata": {}, "metadata": {"kernelspec": {"language": "R"}}})");
+  texts.push_back("{" + cells + R"(, "nbformat": 4, "nbformat": 3})");
+  texts.push_back(R"({"nbformat": 4, "cells": [{"cell_type": "code", "source": ["a = 1\n"], "cell_type": "markdown"}]})");
+  texts.push_back(R"({"nbformat": 4, "cells": [{"cell_type": "code"}]})");
+  texts.push_back(R"({"nbformat": 4, "cells": [{"cell_type": "code", "source": [1]}]})");
+  texts.push_back(R"({"nbformat": 4, "cells": [{"cell_type": "markdown", "source": "x"}]})");
+  texts.push_back(R"({"nbformat": 4.0, "cells": []})");
+  texts.push_back(R"({"nbformat": "4", "cells": []})");
+  texts.push_back(R"({"nbformat": 4, "cells": {}})");
+  texts.push_back(R"([{"nbformat": 4}])");
+  // JSON nlohmann rejects: the one pass must not read any of it.
+  const std::string good = R"({"nbformat": 4, "cells": [{"cell_type": "code", "source": ["X"]}]})";
+  for (const char* bad : {"\"a\x01\"", "\"\\ud800\"", "\"\\udc00x\"", "\"\\x\"", "\"\xc3\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"",
+                          "\"\xf4\x90\x80\x80\"", "\"ok\"] , 01, [\"", "\"ok\"], 1e999, [\"", "\"ok\"], tru, [\""}) {
+    std::string text = good;
+    text.replace(text.find("\"X\""), 3, bad);
+    texts.push_back(text);
+  }
+  texts.push_back(good + " x");
+  texts.push_back("\xef\xbb\xbf" + good);  // a byte-order mark: nlohmann skips it, the one pass does not read it
+  texts.push_back(std::string(600, '[') + std::string(600, ']'));
+  for (const std::string& text : texts) {
+    oomlint::Notebook fast = oomlint::readNotebook(text), slow = oomlint::readThroughDocument(text);
+    EXPECT_EQ(describe(fast), describe(slow)) << text.substr(0, 300);
+  }
+  // The plainly written ones are read by the one pass itself (the first eight texts); the JSON
+  // nlohmann rejects never is.
+  for (size_t i = 0; i < texts.size(); ++i) {
+    oomlint::notebook_scan::Scanned scanned;
+    bool plainlyRead = oomlint::notebook_scan::scan(texts[i], scanned, true) && scanned.nbformat == "4";
+    bool rejected = !oomlint::readThroughDocument(texts[i]).error.empty() &&
+                    oomlint::readThroughDocument(texts[i]).error.find("malformed JSON") != std::string::npos;
+    if (i < 8) EXPECT_TRUE(plainlyRead) << i << ": " << texts[i].substr(0, 200);
+    if (rejected) EXPECT_FALSE(oomlint::notebook_scan::scan(texts[i], scanned, true)) << i << ": " << texts[i].substr(0, 200);
+  }
+  oomlint::Notebook plain = oomlint::readNotebook(texts[4]);
+  ASSERT_EQ(plain.error, "");
+  ASSERT_EQ(plain.cells.size(), 2u);  // the markdown, raw and untyped cells hold no code
+  EXPECT_NE(plain.module.find("s = \"\\\"q\\\" / \u00e9 \U0001F600 é 😀\"\r\n"), std::string::npos) << plain.module;
 }

@@ -1,6 +1,8 @@
-// Reading notebooks: the JSON parsed for its meaning (nlohmann) and walked once more for where
-// each code cell's "source" sits in the text, so fixes can be written back in place.
+// Reading notebooks: one pass over the JSON text (notebook/scan.h) finds where each code cell's
+// "source" sits, so fixes can be written back in place, and, for a plainly written notebook, what
+// it says; anything else is parsed as a JSON document (nlohmann) for its meaning and its errors.
 #include "notebook/notebook.h"
+#include "notebook/scan.h"
 #include "util/lines.h"
 
 #include <algorithm>
@@ -15,132 +17,6 @@ bool isNotebookPath(std::string_view path) { return path.size() > 6 && path.subs
 namespace {
 
 using nlohmann::json;
-
-/// The byte ranges of each cell's "cell_type" and "source" values in the notebook text.
-class SourceScanner {
- public:
-  struct Cell {
-    std::string type;
-    bool hasSource = false, array = false;
-    size_t begin = 0, end = 0;
-    std::vector<std::pair<size_t, size_t>> items;
-  };
-
-  explicit SourceScanner(std::string_view t) : t_(t) {}
-
-  bool scan(std::vector<Cell>& cells) {
-    bool ok = object([&](std::string_view key) { return key == "cells" ? cellList(cells) : skipValue(); });
-    ws();
-    return ok && i_ == t_.size();
-  }
-
- private:
-  void ws() {
-    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r')) ++i_;
-  }
-  bool at(char c) {
-    ws();
-    return i_ < t_.size() && t_[i_] == c;
-  }
-  /// A string token; its decoded text when asked for.
-  bool string(std::string* decoded = nullptr) {
-    if (!at('"')) return false;
-    size_t start = i_++;
-    bool escapes = false;
-    while (i_ < t_.size() && t_[i_] != '"') {
-      if (t_[i_] == '\\') {
-        escapes = true;
-        ++i_;
-      }
-      ++i_;
-    }
-    if (i_ >= t_.size()) return false;
-    ++i_;
-    if (decoded) {
-      if (!escapes) decoded->assign(t_.substr(start + 1, i_ - start - 2));
-      else *decoded = json::parse(t_.substr(start, i_ - start)).get<std::string>();
-    }
-    return true;
-  }
-  bool object(const std::function<bool(std::string_view)>& value) {
-    if (!at('{')) return false;
-    ++i_;
-    if (at('}')) return ++i_, true;
-    for (;;) {
-      std::string key;
-      if (!string(&key) || !at(':')) return false;
-      ++i_;
-      if (!value(key)) return false;
-      if (at(',')) {
-        ++i_;
-        continue;
-      }
-      if (!at('}')) return false;
-      ++i_;
-      return true;
-    }
-  }
-  bool array(const std::function<bool()>& element) {
-    if (!at('[')) return false;
-    ++i_;
-    if (at(']')) return ++i_, true;
-    for (;;) {
-      if (!element()) return false;
-      if (at(',')) {
-        ++i_;
-        continue;
-      }
-      if (!at(']')) return false;
-      ++i_;
-      return true;
-    }
-  }
-  bool skipValue() {
-    ws();
-    if (i_ >= t_.size()) return false;
-    char c = t_[i_];
-    if (c == '{') return object([&](std::string_view) { return skipValue(); });
-    if (c == '[') return array([&] { return skipValue(); });
-    if (c == '"') return string();
-    size_t start = i_;
-    while (i_ < t_.size() && std::string_view(",]} \t\r\n").find(t_[i_]) == std::string_view::npos) ++i_;
-    return i_ > start;
-  }
-  bool cellList(std::vector<Cell>& cells) {
-    return array([&] {
-      Cell c;
-      bool ok = object([&](std::string_view key) {
-        if (key == "cell_type") return string(&c.type);
-        if (key != "source") return skipValue();
-        ws();
-        c.hasSource = true;
-        c.begin = i_;
-        bool done;
-        if (at('[')) {
-          c.array = true;
-          done = array([&] {
-            ws();
-            size_t b = i_;
-            if (!string()) return false;
-            c.items.emplace_back(b, i_);
-            return true;
-          });
-        } else {
-          size_t b = i_;
-          done = string();
-          c.items.emplace_back(b, i_);
-        }
-        c.end = i_;
-        return done;
-      });
-      cells.push_back(std::move(c));
-      return ok;
-    });
-  }
-
-  std::string_view t_;
-  size_t i_ = 0;
-};
 
 std::string_view trimmedLeft(std::string_view s) {
   size_t i = 0;
@@ -259,7 +135,56 @@ Notebook notebookFromCells(const std::vector<std::string>& cellTexts, Notebook* 
   return nb;
 }
 
-Notebook readNotebook(std::string_view text) {
+namespace {
+
+using ScannedCell = notebook_scan::Cell;
+
+/// Where each JSON line of the notebook starts.
+class JsonLines {
+ public:
+  explicit JsonLines(std::string_view text) {
+    for (size_t at = text.find('\n'); at != std::string_view::npos; at = text.find('\n', at + 1)) starts_.push_back(at + 1);
+  }
+  uint32_t lineOf(size_t offset) const {
+    return static_cast<uint32_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin());
+  }
+
+ private:
+  std::vector<size_t> starts_{0};
+};
+
+/// A code cell (the `number`th cell) added to the module: its text and where it sits in the JSON.
+void addCodeCell(Notebook& nb, uint32_t number, const ScannedCell& span, const std::string& source,
+                 const std::vector<size_t>& itemStarts, const JsonLines& json) {
+  NotebookCell c;
+  c.number = number;
+  c.sourceBegin = span.begin;
+  c.sourceEnd = span.end;
+  c.sourceIsArray = span.array;
+  c.items = span.items;
+  appendCell(nb, c, source);
+  // The text, and where each item starts in it (a line belongs to the item it starts in).
+  size_t offset = 0;
+  for (const std::string& l : c.lines) {
+    size_t item = static_cast<size_t>(std::upper_bound(itemStarts.begin(), itemStarts.end(), offset) - itemStarts.begin()) - 1;
+    c.jsonLines.push_back(json.lineOf(span.items[item].first));
+    offset += l.size();
+  }
+  nb.cells.push_back(std::move(c));
+}
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::string notPythonKernel(const std::string& language) {
+  return "the notebook's kernel language is " + language + ", not Python; not checked";
+}
+
+}  // namespace
+
+Notebook readThroughDocument(std::string_view text) {
   Notebook nb;
   json doc;
   try {
@@ -277,7 +202,9 @@ Notebook readNotebook(std::string_view text) {
     return nb;
   }
   std::string language;
-  const json& meta = doc.value("metadata", json::object());
+  static const json kNone = json::object();
+  auto metaAt = doc.find("metadata");
+  const json& meta = metaAt == doc.end() ? kNone : *metaAt;  // read in place: value() copies
   if (meta.is_object()) {
     if (meta.contains("kernelspec") && meta["kernelspec"].is_object() && meta["kernelspec"].contains("language") &&
         meta["kernelspec"]["language"].is_string())
@@ -286,65 +213,70 @@ Notebook readNotebook(std::string_view text) {
              meta["language_info"]["name"].is_string())
       language = meta["language_info"]["name"].get<std::string>();
   }
-  std::string lower = language;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (!lower.empty() && lower != "python") {
-    nb.skipped = "the notebook's kernel language is " + language + ", not Python; not checked";
+  if (!language.empty() && lowercase(language) != "python") {
+    nb.skipped = notPythonKernel(language);
     return nb;
   }
-  std::vector<SourceScanner::Cell> spans;
-  if (!SourceScanner(text).scan(spans) || spans.size() != doc["cells"].size()) {
+  notebook_scan::Scanned scanned;
+  std::vector<ScannedCell>& spans = scanned.cells;
+  if (!notebook_scan::scan(text, scanned, false) || spans.size() != doc["cells"].size()) {
     nb.error = "not a valid notebook: its cells could not be located in the JSON text";
     return nb;
   }
-  std::vector<size_t> lineStarts{0};
-  for (size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n') lineStarts.push_back(i + 1);
-  auto jsonLineOf = [&](size_t offset) {
-    return static_cast<uint32_t>(std::upper_bound(lineStarts.begin(), lineStarts.end(), offset) - lineStarts.begin());
-  };
+  JsonLines jsonLines(text);
   for (size_t i = 0; i < spans.size(); ++i) {
     const json& cell = doc["cells"][i];
     if (!cell.is_object() || cell.value("cell_type", "") != "code") continue;
-    const SourceScanner::Cell& span = spans[i];
-    NotebookCell c;
-    c.number = static_cast<uint32_t>(i + 1);
-    c.sourceBegin = span.begin;
-    c.sourceEnd = span.end;
-    c.sourceIsArray = span.array;
-    c.items = span.items;
-    // The text, and where each item starts in it (a line belongs to the item it starts in).
+    const ScannedCell& span = spans[i];
+    uint32_t number = static_cast<uint32_t>(i + 1);
     std::string source;
     std::vector<size_t> itemStarts;
-    const json& src = cell.value("source", json::array());
+    static const json kNoSource = json::array();
+    auto srcAt = cell.find("source");
+    const json& src = srcAt == cell.end() ? kNoSource : *srcAt;  // in place: value() copies the cell's text
     if (src.is_string()) {
       itemStarts.push_back(0);
-      source = src.get<std::string>();
+      source = src.get_ref<const std::string&>();
     } else if (src.is_array()) {
       for (const json& item : src) {
         if (!item.is_string()) {
-          nb.error = "not a valid notebook: cell " + std::to_string(c.number) + "'s source is not text";
+          nb.error = "not a valid notebook: cell " + std::to_string(number) + "'s source is not text";
           return nb;
         }
         itemStarts.push_back(source.size());
-        source += item.get<std::string>();
+        source += item.get_ref<const std::string&>();
       }
     } else {
-      nb.error = "not a valid notebook: cell " + std::to_string(c.number) + "'s source is not text";
+      nb.error = "not a valid notebook: cell " + std::to_string(number) + "'s source is not text";
       return nb;
     }
     if (!span.hasSource || itemStarts.size() != span.items.size()) {
-      nb.error = "not a valid notebook: cell " + std::to_string(c.number) + "'s source could not be located";
+      nb.error = "not a valid notebook: cell " + std::to_string(number) + "'s source could not be located";
       return nb;
     }
-    appendCell(nb, c, source);
-    size_t offset = 0;
-    for (const std::string& l : c.lines) {
-      size_t item = static_cast<size_t>(std::upper_bound(itemStarts.begin(), itemStarts.end(), offset) - itemStarts.begin()) - 1;
-      c.jsonLines.push_back(jsonLineOf(span.items[item].first));
-      offset += l.size();
-    }
-    nb.cells.push_back(std::move(c));
+    addCodeCell(nb, number, span, source, itemStarts, jsonLines);
+  }
+  if (nb.cells.empty()) nb.error = "the notebook has no code cells";
+  return nb;
+}
+
+Notebook readNotebook(std::string_view text) {
+  // The one pass reads a plainly written notebook whole: a JSON document is not built (for a
+  // long notebook, lexing it into one took as long as a tenth of the check).
+  notebook_scan::Scanned scanned;
+  if (!notebook_scan::scan(text, scanned, true) || scanned.nbformat != "4") return readThroughDocument(text);
+  for (const ScannedCell& c : scanned.cells)
+    if (c.type == "code" && !c.hasSource) return readThroughDocument(text);  // its error is the document's to give
+  Notebook nb;
+  const std::optional<std::string>& language = scanned.kernelLanguage ? scanned.kernelLanguage : scanned.languageName;
+  if (language && !language->empty() && lowercase(*language) != "python") {
+    nb.skipped = notPythonKernel(*language);
+    return nb;
+  }
+  JsonLines jsonLines(text);
+  for (size_t i = 0; i < scanned.cells.size(); ++i) {
+    const ScannedCell& span = scanned.cells[i];
+    if (span.type == "code") addCodeCell(nb, static_cast<uint32_t>(i + 1), span, span.text, span.itemStarts, jsonLines);
   }
   if (nb.cells.empty()) nb.error = "the notebook has no code cells";
   return nb;

@@ -38,6 +38,10 @@ struct Notebook {
 
 /// Reads a notebook's JSON text.
 Notebook readNotebook(std::string_view json);
+/// readNotebook without its one-pass reading: the text parsed as a JSON document first. It is
+/// what readNotebook falls back to for anything not plainly written, and what its one pass must
+/// agree with (the tests compare the two).
+Notebook readThroughDocument(std::string_view json);
 /// The module of cells as an editor holds them (LSP notebook documents): the same joining and
 /// blanking as a file, numbered in the order given, without JSON positions. `previous`, the
 /// notebook this returned before an edit, gives up the cells whose text (at the same position) is
