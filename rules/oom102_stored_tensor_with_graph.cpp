@@ -117,6 +117,12 @@ class Oom102 final : public Rule {
     if (st.storedAt != kNone) finding.note(f.headerSpan(st.storedAt), "the method stores its argument in the object here");
     noteOutside(finding, f, st.container);
     noteLoop(finding, f, loop);
+    // A value grown by an accumulator: OOM101's `.item()` there makes it a number, which
+    // `.detach()` here would then break. Fixing the accumulation fixes this store too.
+    if (f.value(st.value).accumulated) {
+      finding.withFix(Applicability::DisplayOnly, "Sum `.item()` where this value is accumulated, or store a detached copy");
+      return;
+    }
     std::string repl = detachedText(f, st.value);
     if (repl.empty()) {
       finding.withFix(Applicability::DisplayOnly, "Store a detached copy (`.detach()`, and `.cpu()` for non-scalars)");

@@ -76,6 +76,9 @@ struct ValueFact {
   Tri device = Tri::Unknown;   // lives on the GPU
   bool scalarLoss = false;     // the output of a loss function (a 0-dim tensor)
   NodeId origin = kNone;       // the expression the history came from (a forward, a loss, a backward's subject)
+  /// The history came through an accumulator (`total += loss` in a loop): OOM101's fix there
+  /// (`.item()`) turns this value into a number, so a fix here that treats it as a tensor waits.
+  bool accumulated = false;
 };
 
 /// One event of a function's training step: a forward, loss, backward, step or zero_grad, either

@@ -34,6 +34,7 @@ ValueFact joinFact(const ValueFact& a, const ValueFact& b) {
   j.history = joinTri(a.history, b.history);
   j.device = joinTri(a.device, b.device);
   j.scalarLoss = a.scalarLoss && b.scalarLoss;
+  j.accumulated = a.accumulated || b.accumulated;
   j.origin = a.origin == b.origin ? a.origin : (j.history == Tri::Yes ? a.origin : kNone);
   return j;
 }
@@ -43,6 +44,7 @@ struct Binding {
   NodeId loop = kBoundOutsideLoops;
   NodeId site = kNone;   // the assignment statement that made the value (`x = x + 1` included)
   NodeId bound = kNone;  // the statement that made the binding updates keep (`total = 0` for `total += x`)
+  bool accumulated = false;  // an update (`total += x`) made the value, and it carries history
 };
 
 /// Variable path -> what is known about its value. Branches and loops do not copy it: while a
@@ -148,6 +150,19 @@ std::optional<Binding> joinBinding(const std::optional<Binding>& a, const std::o
   }
   Binding j;
   j.fact = joinFact(a->fact, b->fact);
+  // An accumulator on one path and its graph-free start on the other (`total = 0`, then
+  // `total += loss` in a loop or a branch): whenever it holds more than its start, it holds the
+  // history, so the join is the accumulated value.
+  if (a->bound == b->bound && a->bound != kNone) {
+    const Binding* grown = a->accumulated ? &*a : b->accumulated ? &*b : nullptr;
+    const Binding* start = grown == &*a ? &*b : &*a;
+    if (grown && grown->fact.history == Tri::Yes &&
+        (start->fact.history == Tri::No || (start->accumulated && start->fact.history == Tri::Yes))) {
+      j.fact = grown->fact;
+      j.fact.device = joinTri(a->fact.device, b->fact.device);
+      j.accumulated = true;
+    }
+  }
   j.loop = a->loop == b->loop ? a->loop : kBoundAmbiguous;
   j.site = a->site == b->site ? a->site : kNone;
   j.bound = a->bound == b->bound ? a->bound : kNone;
@@ -278,6 +293,7 @@ class ValueWalker {
         out.history = base.history;
         out.device = base.device;
         out.origin = base.origin;
+        out.accumulated = base.accumulated;
         break;
       }
       case ExprKind::Call: out = evalCall(env, e); break;
@@ -288,6 +304,7 @@ class ValueWalker {
         out.origin = l.history == Tri::Yes ? l.origin : r.origin;
         out.scalarLoss = (l.scalarLoss && (r.history == Tri::No)) || (r.scalarLoss && l.history == Tri::No) ||
                          (l.scalarLoss && r.scalarLoss);
+        out.accumulated = l.accumulated || r.accumulated;
         if (modeAt(x.stmt) == GradMode::Disabled) out.history = Tri::No;
         break;
       }
@@ -392,13 +409,36 @@ class ValueWalker {
   /// history); the keys carry nothing.
   void bindElements(Env& env, NodeId target, NodeId iterable, NodeId site) {
     const Expr& x = m_.expr(iterable);
+    const Expr& t = m_.expr(target);
+    // `for a, b in zip(xs, ys)` and `for i, x in enumerate(xs)`: each position takes the elements
+    // of its own iterable (a list of outputs zipped with targets keeps the outputs' history; the
+    // count carries none).
+    if (t.kind == ExprKind::Container && x.kind == ExprKind::Call && m_.canonical(iterable).empty() &&
+        m_.expr(x.lhs).kind == ExprKind::Name) {
+      std::string_view f = calleeName(m_, iterable);
+      std::vector<NodeId> parts;
+      for (const Arg& a : argsOf(m_, x))
+        if (a.keyword.empty()) parts.push_back(a.value);
+      if (f == "zip" && parts.size() == t.argCount && parts.size() == x.argCount) {
+        uint32_t i = 0;
+        for (const Arg& a : argsOf(m_, t)) bindElements(env, a.value, parts[i++], site);
+        return;
+      }
+      if (f == "enumerate" && t.argCount == 2 && !parts.empty()) {
+        ValueFact count;
+        count.history = Tri::No;
+        count.device = Tri::No;
+        bind(env, m_.args[t.firstArg].value, count, kNone, false, site);
+        bindElements(env, m_.args[t.firstArg + 1].value, parts[0], site);
+        return;
+      }
+    }
     NodeId dict = x.kind == ExprKind::Call && x.argCount == 0 ? receiverOf(m_, iterable) : kNone;
     std::string_view meth = dict != kNone ? methodName(m_, iterable) : std::string_view();
     if (meth == "values") {
       bind(env, target, elementOf(f_.values_[dict], dict), kNone, false, site);
       return;
     }
-    const Expr& t = m_.expr(target);
     if (meth == "items" && t.kind == ExprKind::Container && t.argCount == 2) {
       ValueFact key;
       key.history = Tri::No;
@@ -497,6 +537,7 @@ class ValueWalker {
         out.origin = callee.history == Tri::Yes ? callee.origin : argOrigin;
         out.scalarLoss = callee.scalarLoss && (meth == "mean" || meth == "sum" || meth == "float" ||
                                                meth == "double" || meth == "squeeze" || meth == "clone");
+        out.accumulated = callee.accumulated && out.history == Tri::Yes;
         if (callee.history == Tri::No && argHist != Tri::No) out.history = mode == GradMode::Disabled ? Tri::No : Tri::Unknown;
         return out;
       }
@@ -632,6 +673,8 @@ class ValueWalker {
     b.loop = (update && old) ? old->loop : (update ? kBoundOutsideLoops : currentLoop_);
     b.site = site;
     b.bound = (update && old) ? old->bound : site;
+    b.accumulated = update && old && v.history == Tri::Yes;
+    if (b.accumulated) b.fact.accumulated = true;
     if (t.kind == ExprKind::Attribute && !update) b.loop = kBoundOutsideLoops;  // attributes outlive frames
     env.put(key, b);
   }
@@ -730,6 +773,7 @@ class ValueWalker {
           next.history = modeAt(s) == GradMode::Disabled ? cur.history : anyYes(cur.history, v.history);
           next.device = anyYes(cur.device, v.device);
           next.origin = cur.history == Tri::Yes ? cur.origin : v.origin;
+          next.accumulated = cur.accumulated;
           bind(env, st.target, next, kNone, true, s);
         }
         break;

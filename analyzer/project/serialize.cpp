@@ -56,7 +56,8 @@ bool numbers(std::string_view s, std::vector<uint64_t>& out) {
 }
 
 uint64_t valueBits(const ValueFact& v) {
-  return static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 2 | static_cast<uint64_t>(v.scalarLoss) << 4;
+  return static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 2 | static_cast<uint64_t>(v.scalarLoss) << 4 |
+         static_cast<uint64_t>(v.accumulated) << 5;
 }
 
 ValueFact valueFrom(uint64_t b) {
@@ -64,6 +65,7 @@ ValueFact valueFrom(uint64_t b) {
   v.history = static_cast<Tri>(b & 3);
   v.device = static_cast<Tri>((b >> 2) & 3);
   v.scalarLoss = (b >> 4) & 1;
+  v.accumulated = (b >> 5) & 1;
   return v;
 }
 
