@@ -157,6 +157,31 @@ class EvalWalker {
     return out;
   }
 
+  /// The path a test asks "is this a module?" of: `hasattr(P, "eval")` (or "train"),
+  /// `isinstance(P, nn.Module)`. Empty for any other test.
+  std::string_view capabilityGuarded(NodeId test) const {
+    if (test == kNone || m_.expr(test).kind != ExprKind::Call) return {};
+    std::string_view fn = calleeName(m_, test);
+    NodeId subject = positionalArg(m_, test, 0), what = positionalArg(m_, test, 1);
+    if (subject == kNone || what == kNone || !m_.canonical(test).empty()) return {};
+    const Expr& w = m_.expr(what);
+    if (fn == "hasattr") {
+      if (w.kind != ExprKind::String) return {};
+      std::string_view name = w.text;  // the literal as written: prefix letters and quotes around it
+      size_t open = name.find_first_of("\"'");
+      if (open != std::string_view::npos) name.remove_prefix(open);
+      while (!name.empty() && (name.front() == '"' || name.front() == '\'')) name.remove_prefix(1);
+      while (!name.empty() && (name.back() == '"' || name.back() == '\'')) name.remove_suffix(1);
+      if (name != "eval" && name != "train") return {};
+    } else if (fn == "isinstance") {
+      std::string_view cls = m_.canonical(what);
+      if (cls != "torch.nn.Module" && cls != "torch.nn.modules.module.Module") return {};
+    } else {
+      return {};
+    }
+    return f_.pathKey(subject);
+  }
+
   std::string_view forwardReceiver(NodeId call) const {
     NodeId callee = m_.expr(call).lhs;
     for (int guard = 0; guard < 4; ++guard) {
@@ -213,7 +238,17 @@ class EvalWalker {
         const uint64_t before = switches_;
         block(st.body, a, record);
         block(st.orelse, b, record);
-        if (switches_ != before) set = intersect(a, b);  // else both are `set` still
+        if (switches_ != before) {  // else both are `set` still
+          // `if hasattr(model, "eval"): model.eval()`, or under `isinstance(model, nn.Module)`:
+          // where the test fails, `model` is no module and runs no module's forward, so it is in
+          // eval mode wherever it is one.
+          std::string_view guarded = items(m_, st.orelse).size() == 0 ? capabilityGuarded(st.value) : std::string_view();
+          for (const EvalEntry& e : a)
+            if (!guarded.empty() && e.path == guarded &&
+                std::none_of(b.begin(), b.end(), [&](const EvalEntry& o) { return o.path == e.path; }))
+              b.push_back(e);
+          set = intersect(a, b);
+        }
         break;
       }
       case StmtKind::For:
@@ -288,9 +323,17 @@ void FactsBuilder::computeEvalContexts() {
   size_t nf = m_.functions.size();
   f_.evalFunction_.assign(nf, false);
   const std::vector<bool> moduleMethod = moduleMethods(f_, m_);
+  // A module class that trains itself (a method of it steps or runs a backward) is a driver, not
+  // a layer: its evaluation methods are evaluations like any other, not forwards whose grad mode
+  // the caller chooses.
+  std::vector<bool> trainsItself(m_.classes.size(), false);
+  for (uint32_t fn = 1; fn < nf; ++fn)
+    if (m_.functions[fn].cls >= 0 && (f_.summaries_[fn].events & event::kUpdate))
+      trainsItself[static_cast<size_t>(m_.functions[fn].cls)] = true;
   for (uint32_t fn = 1; fn < nf; ++fn) {
     const Function& f = m_.functions[fn];
-    if (f.isLambda || isTestFunction(m_, fn) || moduleMethod[fn]) continue;
+    bool layerMethod = moduleMethod[fn] && !trainsItself[static_cast<size_t>(f.cls)];
+    if (f.isLambda || isTestFunction(m_, fn) || layerMethod) continue;
     if (!names::looksLikeEvalFunction(f.name)) continue;
     const Summary& sum = f_.summaries_[fn];
     if ((sum.events & event::kUpdate) || sum.calledOnTrainingPath) continue;

@@ -44,7 +44,7 @@ struct Binding {
   NodeId loop = kBoundOutsideLoops;
   NodeId site = kNone;   // the assignment statement that made the value (`x = x + 1` included)
   NodeId bound = kNone;  // the statement that made the binding updates keep (`total = 0` for `total += x`)
-  bool accumulated = false;  // an update (`total += x`) made the value, and it carries history
+  bool accumulated = false;  // an update added a loss to it (`total += loss`): it carries history
 };
 
 /// Variable path -> what is known about its value. Branches and loops do not copy it: while a
@@ -150,9 +150,10 @@ std::optional<Binding> joinBinding(const std::optional<Binding>& a, const std::o
   }
   Binding j;
   j.fact = joinFact(a->fact, b->fact);
-  // An accumulator on one path and its graph-free start on the other (`total = 0`, then
+  // A sum of losses on one path and its graph-free start on the other (`total = 0`, then
   // `total += loss` in a loop or a branch): whenever it holds more than its start, it holds the
-  // history, so the join is the accumulated value.
+  // history, so the join is the accumulated value. (Only losses: a count read off a model's
+  // output, `n += out["n"]`, is no tensor as often as it is one.)
   if (a->bound == b->bound && a->bound != kNone) {
     const Binding* grown = a->accumulated ? &*a : b->accumulated ? &*b : nullptr;
     const Binding* start = grown == &*a ? &*b : &*a;
@@ -233,6 +234,23 @@ class ValueWalker {
   NodeId currentLoop_ = kBoundOutsideLoops;
   int loopDepth_ = 0;
   ReturnAcc returns_;
+  bool addsLoss_ = false;  // the update being bound adds a loss (addsLoss)
+
+  /// An update of `target` by `value` adds a loss: the output of a loss function, or a value a
+  /// backward of this function runs on (`loss.backward(); total += loss`).
+  bool addsLoss(NodeId target, NodeId value, const ValueFact& v) const {
+    if (v.scalarLoss) return true;
+    std::string_view self = f_.pathKey(target);
+    uint32_t fn = m_.stmt(m_.expr(value).stmt).function;
+    bool backwarded = false;
+    b_.forSubtree(value, [&](NodeId x) {
+      const Expr& ex = m_.expr(x);
+      if (ex.kind != ExprKind::Name && ex.kind != ExprKind::Attribute) return;
+      std::string_view p = f_.pathKey(x);
+      if (!p.empty() && p != self && f_.flowsToBackward(fn, p)) backwarded = true;
+    });
+    return backwarded;
+  }
 
   GradMode modeAt(NodeId stmt) const { return stmt == kNone ? GradMode::Unknown : f_.gradMode_[stmt]; }
 
@@ -673,7 +691,7 @@ class ValueWalker {
     b.loop = (update && old) ? old->loop : (update ? kBoundOutsideLoops : currentLoop_);
     b.site = site;
     b.bound = (update && old) ? old->bound : site;
-    b.accumulated = update && old && v.history == Tri::Yes;
+    b.accumulated = update && old && v.history == Tri::Yes && addsLoss_;
     if (b.accumulated) b.fact.accumulated = true;
     if (t.kind == ExprKind::Attribute && !update) b.loop = kBoundOutsideLoops;  // attributes outlive frames
     env.put(key, b);
@@ -760,7 +778,10 @@ class ValueWalker {
             continue;
           }
           if (te.kind == ExprKind::Attribute) eval(env, te.lhs);
-          bind(env, t, v, st.value, readsItself(t, st.value), s);
+          bool update = readsItself(t, st.value);
+          addsLoss_ = update && v.history == Tri::Yes && addsLoss(t, st.value, v);
+          bind(env, t, v, st.value, update, s);
+          addsLoss_ = false;
         }
         break;
       }
@@ -774,7 +795,9 @@ class ValueWalker {
           next.device = anyYes(cur.device, v.device);
           next.origin = cur.history == Tri::Yes ? cur.origin : v.origin;
           next.accumulated = cur.accumulated;
+          addsLoss_ = next.history == Tri::Yes && addsLoss(st.target, st.value, v);
           bind(env, st.target, next, kNone, true, s);
+          addsLoss_ = false;
         }
         break;
       }
