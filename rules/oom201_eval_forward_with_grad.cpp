@@ -34,7 +34,11 @@ calls with a module in eval mode is on an evaluation path (the fix is then marke
 made in the helper, for callers elsewhere). Lightning's `validation_step`, `test_step` and
 `predict_step` and a Hugging Face Trainer's `prediction_step` run under the framework's `no_grad`.
 A module's own methods (`inference`, `predict`
-of an `nn.Module`) are not entry points: their callers choose the grad mode. A function a training
+of an `nn.Module`) are not entry points: their callers choose the grad mode, unless the module
+trains itself (a method of its class steps an optimizer or runs a backward), when its evaluation
+methods are evaluations like any other. An `eval()` under a test of what the object is
+(`if hasattr(model, "eval"):`, `if isinstance(model, nn.Module):`) holds on both paths: where the
+test fails the object is no module and runs no module's forward. A function a training
 step of the file also calls (in the iteration of a loop that backpropagates, or before a backward)
 is not an evaluation function. One called between steps (`evaluate(model, val_loader)` after the
 batch loop, inside the epoch loop) is, when it runs its own batches: a data loop with a forward. `model.generate()`, tokenizers,
