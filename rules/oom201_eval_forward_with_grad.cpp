@@ -38,7 +38,10 @@ of an `nn.Module`) are not entry points: their callers choose the grad mode, unl
 trains itself (a method of its class steps an optimizer or runs a backward), when its evaluation
 methods are evaluations like any other. An `eval()` under a test of what the object is
 (`if hasattr(model, "eval"):`, `if isinstance(model, nn.Module):`) holds on both paths: where the
-test fails the object is no module and runs no module's forward. A function a training
+test fails the object is no module and runs no module's forward. A helper of the file that runs
+the forward, called on an evaluation path while its other callers do not all evaluate (a training
+step calls it before its backward), is reported at that call: the helper itself stays as it is,
+and the fix, wrapping the call, is unsafe. A function a training
 step of the file also calls (in the iteration of a loop that backpropagates, or before a backward)
 is not an evaluation function. One called between steps (`evaluate(model, val_loader)` after the
 batch loop, inside the epoch loop) is, when it runs its own batches: a data loop with a forward. `model.generate()`, tokenizers,
@@ -107,7 +110,7 @@ class Oom201 final : public Rule {
       NodeId loop = f.enclosingLoop(s);
       if (loop != kNone && (f.loopRole(loop) & loop_role::kTraining)) continue;
       for (NodeId c : f.callsOf(s)) {
-        if (!f.isForwardCall(c) || f.evalOpener(c) == kNone) continue;
+        if (f.evalOpener(c) == kNone || (!f.isForwardCall(c) && f.helperForward(c) == kNone)) continue;
         report(ctx, fn, s, c);
         return;  // the first forward of the unguarded path
       }
@@ -123,7 +126,10 @@ class Oom201 final : public Rule {
                                   ticked(brief(m, m.expr(call).lhs, 30) + "(...)") +
                                       " runs on an evaluation path with autograd enabled; `eval()` does not disable gradient "
                                       "tracking, so the forward's activations are kept for a backward that never comes");
-    finding.withEstimate(gradForwardOf(f, call));
+    NodeId helperForward = f.helperForward(call);  // the call runs a helper that runs the forward
+    finding.withEstimate(gradForwardOf(f, helperForward != kNone ? helperForward : call));
+    if (helperForward != kNone)
+      finding.note(m.expr(helperForward).span, "the helper runs the forward here; its other callers do not all evaluate, so the finding is at this call");
     if (opener == Facts::kEvalByName) {
       finding.note(m.functions[fn].nameSpan, ticked(m.functions[fn].name) + " is an evaluation function: named for it, it runs no backward");
     } else if (opener == Facts::kEvalByCaller) {
@@ -151,6 +157,8 @@ class Oom201 final : public Rule {
       break;
     }
     Applicability applicability = fixApplicability(f, fn, wrap, opener);
+    // What a helper returns after its forward is the caller's to use: never wrapped on our word alone.
+    if (helperForward != kNone && applicability == Applicability::Safe) applicability = Applicability::Unsafe;
     if (m.lang == Lang::Cpp) {
       // C++: a RAII guard scoped to the rest of the block that holds the evaluation.
       Edit edit;

@@ -82,6 +82,18 @@ bool sameSet(const EvalSet& a, const EvalSet& b) {
   return true;
 }
 
+/// The module a forward call runs: `model` for `model(x)`, `model.forward(x)`, `models[k](x)`.
+std::string_view forwardReceiverOf(const Facts& f, const Module& m, NodeId call) {
+  NodeId callee = m.expr(call).lhs;
+  for (int guard = 0; guard < 4; ++guard) {
+    const Expr& c = m.expr(callee);
+    if (c.kind == ExprKind::Attribute && c.text == "forward") callee = c.lhs;
+    else if (c.kind == ExprKind::Subscript) callee = c.lhs;
+    else break;
+  }
+  return f.pathKey(callee);
+}
+
 bool isTestFunction(const Module& m, uint32_t fn) {
   std::string_view name = m.functions[fn].name;
   if (name.substr(0, 5) == "test_" || name.substr(0, 6) == "_test_") return true;
@@ -182,16 +194,7 @@ class EvalWalker {
     return f_.pathKey(subject);
   }
 
-  std::string_view forwardReceiver(NodeId call) const {
-    NodeId callee = m_.expr(call).lhs;
-    for (int guard = 0; guard < 4; ++guard) {
-      const Expr& c = m_.expr(callee);
-      if (c.kind == ExprKind::Attribute && c.text == "forward") callee = c.lhs;
-      else if (c.kind == ExprKind::Subscript) callee = c.lhs;
-      else break;
-    }
-    return f_.pathKey(callee);
-  }
+  std::string_view forwardReceiver(NodeId call) const { return forwardReceiverOf(f_, m_, call); }
 
   void block(List body, EvalSet& set, bool record) {
     for (NodeId s : items(m_, body)) statement(s, set, record);
@@ -317,6 +320,26 @@ std::vector<bool> moduleMethods(const Facts& f, const Module& m) {
   return out;
 }
 
+/// What of the eval set at a call of `fn` holds in `fn`: entries covering an argument, as the
+/// parameter it binds, and `self.*` entries for a method called on `self`.
+EvalSet mapIntoCallee(const Facts& f, const Module& m, uint32_t fn, NodeId call, const EvalSet& at) {
+  EvalSet mapped;
+  const Function& fun = m.functions[fn];
+  if (calledOnSelf(m, call))
+    for (const EvalEntry& e : at)
+      if (isSelfPath(e.path)) mapped.push_back(e);
+  bool bound = fun.cls >= 0 && m.expr(m.expr(call).lhs).kind == ExprKind::Attribute;
+  for (uint32_t i = 0; i < fun.paramCount; ++i) {
+    std::string_view pname = m.params[fun.firstParam + i].name;
+    if (bound && i == 0) continue;
+    NodeId arg = keywordArg(m, call, pname);
+    if (arg == kNone) arg = positionalArg(m, call, bound ? i - 1 : i);
+    NodeId op = covers(at, f.pathKey(arg));
+    if (op != kNone) mapped.push_back({pname, op});
+  }
+  return mapped;
+}
+
 }  // namespace
 
 void FactsBuilder::computeEvalContexts() {
@@ -409,21 +432,7 @@ void FactsBuilder::computeEvalContexts() {
       for (NodeId call : callSites_[fn]) {
         auto it = sites.find(call);
         EvalSet mapped;
-        if (it != sites.end() && !f_.isForwardCall(call)) {
-          const EvalSet& at = it->second;
-          if (calledOnSelf(m_, call))
-            for (const EvalEntry& e : at)
-              if (isSelfPath(e.path)) mapped.push_back(e);
-          bool bound = f.cls >= 0 && m_.expr(m_.expr(call).lhs).kind == ExprKind::Attribute;
-          for (uint32_t i = 0; i < f.paramCount; ++i) {
-            std::string_view pname = m_.params[f.firstParam + i].name;
-            if (bound && i == 0) continue;
-            NodeId arg = keywordArg(m_, call, pname);
-            if (arg == kNone) arg = positionalArg(m_, call, bound ? i - 1 : i);
-            NodeId op = covers(at, f_.pathKey(arg));
-            if (op != kNone) mapped.push_back({pname, op});
-          }
-        }
+        if (it != sites.end() && !f_.isForwardCall(call)) mapped = mapIntoCallee(f_, m_, fn, call, it->second);
         agreed = first ? mapped : intersect(agreed, mapped);
         first = false;
       }
@@ -434,11 +443,39 @@ void FactsBuilder::computeEvalContexts() {
     }
     if (!changed) break;
   }
+  // A helper that runs the forward, called on an evaluation path while a training step calls it
+  // too: its callers disagree, so its own forward is on no evaluation path, and the call is the
+  // forward of this one (`_validate` puts `self.model` in eval and calls `self._step(batch)`,
+  // which `fit` also calls before its backward).
+  f_.helperForward_.clear();
+  for (const auto& [call, at] : sites) {
+    std::span<const uint32_t> targets = f_.callTargets(call);
+    if (at.empty() || f_.isForwardCall(call) || targets.size() != 1) continue;
+    if (f_.gradMode_[m_.expr(call).stmt] != GradMode::Enabled) continue;
+    uint32_t helper = targets[0];
+    if (m_.functions[helper].isLambda || (f_.summaries_[helper].events & event::kUpdate)) continue;  // a training helper
+    EvalSet mapped = mapIntoCallee(f_, m_, helper, call, at);
+    for (NodeId s : f_.fnStmts_[helper]) {
+      if (f_.gradMode_[s] == GradMode::Disabled || f_.helperForward_.count(call)) continue;
+      for (NodeId c : f_.stmtCalls_[s]) {
+        if (!f_.isForwardCall(c) || f_.evalOpener_.count(c)) continue;
+        NodeId op = covers(mapped, forwardReceiverOf(f_, m_, c));
+        if (op == kNone) continue;
+        f_.evalOpener_[call] = op;
+        f_.helperForward_[call] = c;
+        attributed[op].push_back(call);
+        break;
+      }
+    }
+  }
   // Regions that train what they put in eval mode are not evaluation.
   for (NodeId op : training) {
     auto it = attributed.find(op);
     if (it == attributed.end()) continue;
-    for (NodeId c : it->second) f_.evalOpener_.erase(c);
+    for (NodeId c : it->second) {
+      f_.evalOpener_.erase(c);
+      f_.helperForward_.erase(c);
+    }
   }
   // Forwards of evaluation functions not already tied to an `.eval()`.
   for (uint32_t fn = 1; fn < nf; ++fn) {

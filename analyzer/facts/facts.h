@@ -273,6 +273,13 @@ class Facts {
   /// (the `.eval()`), kEvalByName for a function named and shaped for evaluation, kEvalByCaller for a
   /// parameter every caller in another module passes in eval mode, else kNone.
   NodeId evalOpener(NodeId call) const;
+  /// For a call of a helper of this file on an evaluation path (evalOpener gives its opener):
+  /// the forward the helper runs on a module the path put in eval mode, when the helper's other
+  /// callers (a training step) keep that forward itself off the path; else kNone.
+  NodeId helperForward(NodeId call) const {
+    auto it = helperForward_.find(call);
+    return it == helperForward_.end() ? kNone : it->second;
+  }
   /// The statement runs in an evaluation context: some module is in eval mode there, or its
   /// function is an evaluation function.
   bool inEvalContext(NodeId stmt) const;
@@ -503,6 +510,7 @@ class Facts {
   std::vector<GradMode> gradMode_;
   std::unordered_map<NodeId, NodeId> evalOpener_;  // forward call -> opener
   std::unordered_map<NodeId, CallEval> callEval_;  // calls of other modules -> arguments in eval mode
+  std::unordered_map<NodeId, NodeId> helperForward_;  // helper call on an evaluation path -> the forward it runs
   std::vector<bool> evalStmt_;                     // per stmt: some module is in eval mode here
   std::vector<bool> evalFunction_;
   // values
