@@ -79,6 +79,9 @@ struct ValueFact {
   /// The history came through an accumulator (`total += loss` in a loop): OOM101's fix there
   /// (`.item()`) turns this value into a number, so a fix here that treats it as a tensor waits.
   bool accumulated = false;
+  /// A leaf that requires grad (`torch.randn(..., requires_grad=True)`, `nn.Parameter(...)`,
+  /// `w.requires_grad_()`): no history of its own, but what is computed from it has history.
+  bool leaf = false;
 };
 
 /// One event of a function's training step: a forward, loss, backward, step or zero_grad, either

@@ -35,6 +35,7 @@ ValueFact joinFact(const ValueFact& a, const ValueFact& b) {
   j.device = joinTri(a.device, b.device);
   j.scalarLoss = a.scalarLoss && b.scalarLoss;
   j.accumulated = a.accumulated || b.accumulated;
+  j.leaf = a.leaf && b.leaf;
   j.origin = a.origin == b.origin ? a.origin : (j.history == Tri::Yes ? a.origin : kNone);
   return j;
 }
@@ -312,6 +313,7 @@ class ValueWalker {
         out.device = base.device;
         out.origin = base.origin;
         out.accumulated = base.accumulated;
+        if (base.leaf && modeAt(x.stmt) != GradMode::Disabled) out.history = Tri::Yes;  // `w[0]` of a leaf
         break;
       }
       case ExprKind::Call: out = evalCall(env, e); break;
@@ -323,11 +325,14 @@ class ValueWalker {
         out.scalarLoss = (l.scalarLoss && (r.history == Tri::No)) || (r.scalarLoss && l.history == Tri::No) ||
                          (l.scalarLoss && r.scalarLoss);
         out.accumulated = l.accumulated || r.accumulated;
+        if (l.leaf || r.leaf) out.history = Tri::Yes;  // computed from a leaf that requires grad
         if (modeAt(x.stmt) == GradMode::Disabled) out.history = Tri::No;
         break;
       }
       case ExprKind::UnaryOp: {
         out = eval(env, x.lhs);
+        if (out.leaf && modeAt(x.stmt) != GradMode::Disabled) out.history = Tri::Yes;  // `-w`
+        out.leaf = false;
         if (x.text == "not" || x.text == "!") out = ValueFact{Tri::No, Tri::No, false, kNone};
         break;
       }
@@ -493,10 +498,11 @@ class ValueWalker {
     else if (x.lhs != kNone) eval(env, x.lhs);
     Tri argHist = Tri::No, argDev = Tri::No;
     NodeId argOrigin = kNone;
-    bool anyArg = false;
+    bool anyArg = false, argLeaf = false;
     for (const Arg& a : argsOf(m_, x)) {
       ValueFact v = eval(env, a.value);
-      argHist = anyYes(argHist, v.history);
+      argLeaf = argLeaf || v.leaf;
+      argHist = anyYes(argHist, v.leaf ? Tri::Yes : v.history);
       argDev = anyYes(argDev, v.device);
       if (v.history == Tri::Yes && argOrigin == kNone) argOrigin = v.origin;
       anyArg = true;
@@ -549,14 +555,16 @@ class ValueWalker {
         return out;
       }
       if (callee.history == Tri::Yes || callee.history == Tri::No) {
-        // A method on a tensor whose history is known keeps it (sum, mean, view, clone, ...).
-        out.history = mode == GradMode::Disabled ? Tri::No : anyYes(callee.history, argHist);
+        // A method on a tensor whose history is known keeps it (sum, mean, view, clone, ...); on a
+        // leaf that requires grad it starts one.
+        if (callee.leaf && meth == "requires_grad_") return callee;
+        out.history = mode == GradMode::Disabled ? Tri::No : anyYes(callee.leaf ? Tri::Yes : callee.history, argHist);
         out.device = callee.device;
         out.origin = callee.history == Tri::Yes ? callee.origin : argOrigin;
         out.scalarLoss = callee.scalarLoss && (meth == "mean" || meth == "sum" || meth == "float" ||
                                                meth == "double" || meth == "squeeze" || meth == "clone");
         out.accumulated = callee.accumulated && out.history == Tri::Yes;
-        if (callee.history == Tri::No && argHist != Tri::No) out.history = mode == GradMode::Disabled ? Tri::No : Tri::Unknown;
+        if (callee.history == Tri::No && !callee.leaf && argHist != Tri::No) out.history = mode == GradMode::Disabled ? Tri::No : Tri::Unknown;
         return out;
       }
       return out;  // unknown receiver, unknown method
@@ -585,6 +593,7 @@ class ValueWalker {
       std::string_view last = names::lastComponent(canon);
       if (isTensorFactory(last)) {
         out.history = Tri::No;
+        out.leaf = isTrueLiteral(m_, keywordArg(m_, e, "requires_grad"));
         NodeId dev = keywordArg(m_, e, "device");
         out.device = dev != kNone && f_.isGpuDeviceExpr(dev) ? Tri::Yes : (dev == kNone ? Tri::No : Tri::Unknown);
         if (endsWith(last, "_like")) out.device = argDev;
@@ -593,6 +602,14 @@ class ValueWalker {
       if (isNonDifferentiableMethod(last) || startsWith(canon, "torch.cuda.")) {
         out.history = Tri::No;
         out.device = argDev;
+        return out;
+      }
+      if (canon == "torch.nn.Parameter" || canon == "torch.nn.parameter.Parameter") {
+        NodeId rg = keywordArg(m_, e, "requires_grad");
+        if (rg == kNone) rg = positionalArg(m_, e, 1);
+        out.history = Tri::No;
+        out.device = argDev;
+        out.leaf = rg == kNone || isTrueLiteral(m_, rg);
         return out;
       }
       if (isUpperInitial(last)) return out;  // classes
@@ -864,11 +881,21 @@ class ValueWalker {
         eval(env, st.value);
         // `h.detach_()` / `x.requires_grad_(False)` strip history in place.
         std::string_view meth = methodName(m_, st.value);
-        if (meth == "detach_" || (meth == "requires_grad_" && isFalseLiteral(m_, positionalArg(m_, st.value, 0)))) {
+        NodeId flag = positionalArg(m_, st.value, 0);
+        if (meth == "requires_grad_" && (flag == kNone || isTrueLiteral(m_, flag))) {
+          std::string_view key = f_.pathKey(receiverOf(m_, st.value));
+          if (const Binding* b = key.empty() ? nullptr : env.get(key); b && b->fact.history == Tri::No) {
+            Binding leaf = *b;
+            leaf.fact.leaf = true;
+            env.put(key, leaf);
+          }
+        }
+        if (meth == "detach_" || (meth == "requires_grad_" && isFalseLiteral(m_, flag))) {
           std::string_view key = f_.pathKey(receiverOf(m_, st.value));
           if (const Binding* b = key.empty() ? nullptr : env.get(key)) {
             Binding stripped = *b;
             stripped.fact.history = Tri::No;
+            stripped.fact.leaf = false;
             env.put(key, stripped);
           }
         }
