@@ -141,6 +141,14 @@ def main():
         print(f"LSP A/B, edit by edit: median {statistics.median(ratios):.3f}   (A = {servers[0]}, B = {servers[1]})")
 
 
+def toggle(row, col, leaky):
+    """The edit that puts `.item()` back at (row, col) when the line is leaky, else takes it out."""
+    at = {"line": row, "character": col}
+    if leaky:
+        return {"range": {"start": at, "end": at}, "text": ".item()"}
+    return {"range": {"start": at, "end": {"line": row, "character": col + 7}}, "text": ""}
+
+
 def as_python(sources):
     """The notebook's code as one .py file: the cells one after another, magic lines commented out."""
     out = []
@@ -188,11 +196,7 @@ class PySession:
         self.leaky = False
 
     def edit(self, v):
-        at = {"line": self.row, "character": self.col}
-        if self.leaky:
-            change = {"range": {"start": at, "end": at}, "text": ".item()"}
-        else:
-            change = {"range": {"start": at, "end": {"line": self.row, "character": self.col + 7}}, "text": ""}
+        change = toggle(self.row, self.col, self.leaky)
         t0 = time.perf_counter()
         self.client.send({"jsonrpc": "2.0", "method": "textDocument/didChange",
                           "params": {"textDocument": {"uri": self.uri, "version": v + 2}, "contentChanges": [change]}})
@@ -229,11 +233,7 @@ class NotebookSession:
 
     def edit(self, v):
         """Milliseconds from the didChange of edit `v` to the edited cell's diagnostics."""
-        at = {"line": self.row, "character": self.col}
-        if self.leaky:
-            change = {"range": {"start": at, "end": at}, "text": ".item()"}
-        else:
-            change = {"range": {"start": at, "end": {"line": self.row, "character": self.col + 7}}, "text": ""}
+        change = toggle(self.row, self.col, self.leaky)
         uri = self.cell_uris[self.target]
         t0 = time.perf_counter()
         self.client.send({"jsonrpc": "2.0", "method": "notebookDocument/didChange",
