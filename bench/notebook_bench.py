@@ -149,6 +149,15 @@ def toggle(row, col, leaky):
     return {"range": {"start": at, "end": {"line": row, "character": col + 7}}, "text": ""}
 
 
+def settle(session, uri, t0):
+    """Milliseconds from t0 to `uri`'s diagnostics, which must follow the edit just sent."""
+    d = session.client.diagnostics(uri)
+    elapsed = (time.perf_counter() - t0) * 1000
+    session.leaky = not session.leaky
+    assert any(x["code"] == "OOM101" for x in d) == session.leaky, "diagnostics do not follow the edit"
+    return elapsed
+
+
 def as_python(sources):
     """The notebook's code as one .py file: the cells one after another, magic lines commented out."""
     out = []
@@ -200,11 +209,7 @@ class PySession:
         t0 = time.perf_counter()
         self.client.send({"jsonrpc": "2.0", "method": "textDocument/didChange",
                           "params": {"textDocument": {"uri": self.uri, "version": v + 2}, "contentChanges": [change]}})
-        d = self.client.diagnostics(self.uri)
-        elapsed = (time.perf_counter() - t0) * 1000
-        self.leaky = not self.leaky
-        assert any(x["code"] == "OOM101" for x in d) == self.leaky, "diagnostics do not follow the edit"
-        return elapsed
+        return settle(self, self.uri, t0)
 
     def close(self):
         self.client.shutdown()
@@ -240,11 +245,7 @@ class NotebookSession:
                           "params": {"notebookDocument": {"uri": self.nb_uri, "version": v + 2},
                                      "change": {"cells": {"textContent": [{"document": {"uri": uri, "version": v + 2},
                                                                            "changes": [change]}]}}}})
-        d = self.client.diagnostics(uri)
-        elapsed = (time.perf_counter() - t0) * 1000
-        self.leaky = not self.leaky
-        assert any(x["code"] == "OOM101" for x in d) == self.leaky, "diagnostics do not follow the edit"
-        return elapsed
+        return settle(self, uri, t0)
 
     def close(self):
         self.client.shutdown()
