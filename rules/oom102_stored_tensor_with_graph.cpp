@@ -34,6 +34,12 @@ backpropagates is an accumulation for one backward. A call under `if step % 100 
 then, a function that runs a loop of its own (an epoch, a whole training run) is no step, and an
 object made afresh each iteration takes what it keeps with it.
 
+A nested function that an iteration defines and runs, called there or handed to a call there
+(`optimizer.step(closure)`), is part of that iteration: what it stores into the enclosing
+function's variables outlives the iteration as a store in the loop body would. A slot emptied again
+later in the same iteration, on every path (`state["out"] = None`, `del state["out"]`, C++
+`state["out"] = torch::Tensor()`), keeps nothing past it.
+
 A module's `forward` that no loop of the file runs (the loop that trains it is in another file) is
 a step too: whatever trains the module calls `forward` once per step. There only an append or insert
 into a list on `self` counts (`self.features.append(h)`), and only when no statement of the file

@@ -114,6 +114,9 @@ NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansInte
     const Expr& t = m.expr(st.container);
     if (!isSelfName(m, t.lhs) && !f.outlivesIteration(t.lhs, loop)) return kNone;
   }
+  // `state["out"] = out` ... `state["out"] = None`: emptied before the iteration ends.
+  if (!grows(st) && m.stmt(st.stmt).kind == StmtKind::Assign && f.clearedLaterInIteration(st.stmt, m.stmt(st.stmt).target, loop))
+    return kNone;
   NodeId root = st.container;
   while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
   std::string_view key = f.pathKey(root);

@@ -21,6 +21,8 @@ class FactsBuilder {
   void buildStructure();
   // structure.cpp (after kinds): the functions each call may run, and each function's call sites.
   void resolveCallTargets();
+  // closures.cpp: nested functions a loop's iteration runs (called or handed to a call there).
+  void findInlineClosures();
   // kinds.cpp: module and accumulator classes, kinds of paths, freezes of requires_grad.
   void classifyClasses();
   // frameworks.cpp: classes deriving from a framework's base, and the step methods it runs.

@@ -46,6 +46,8 @@ void FactsBuilder::computeEvents() {
     uint32_t caller = functionOf(m_.expr(call).stmt);
     for (uint32_t t : targets) callees[caller].push_back(t);
   }
+  for (const auto& [call, closures] : f_.closuresHandedTo_)
+    for (uint32_t t : closures) callees[functionOf(m_.expr(call).stmt)].push_back(t);
   bottomUp_.clear();
   bool recursive = false;  // a call back into a function whose callees are still being visited
   std::vector<uint8_t> state(nf, 0);
@@ -86,6 +88,15 @@ void FactsBuilder::computeEvents() {
           appendOrder(order, event::kZeroGrad);
         }
         for (NodeId c : f_.stmtCalls_[s]) {
+          // `optimizer.step(closure)` runs the closure's events, then its own.
+          if (auto handed = f_.closuresHandedTo_.find(c); handed != f_.closuresHandedTo_.end())
+            for (uint32_t t : handed->second) {
+              for (uint8_t kind : f_.summaries_[t].eventOrder) {
+                evs.push_back({kind, c, s});
+                appendOrder(order, kind);
+              }
+              bits |= f_.summaries_[t].events;
+            }
           uint8_t k = directEvent(f_, m_, c);
           if (k) {
             evs.push_back({k, c, s});

@@ -13,6 +13,7 @@ using namespace torch_api;
 void FactsBuilder::build() {
   f_.summaries_.assign(m_.functions.size(), Summary{});
   buildStructure();      // model -> statements per function, loops, calls per statement, class families
+  findInlineClosures();  // loops, calls -> nested functions run inside a loop's iteration
   classifyClasses();     // class bases -> module classes
   findFrameworkSteps();  // class bases -> framework classes and their step methods
   collectKinds();        // assignments, loop targets, call sites, uses, names -> kinds of paths; call targets

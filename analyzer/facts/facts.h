@@ -327,6 +327,18 @@ class Facts {
   /// loop, an attribute of an object, or an element of such a container. `loop` may be a framework
   /// step's def statement (iterationOf): then what lives on `self` outlives it.
   bool outlivesIteration(NodeId target, NodeId loop) const;
+  /// `name`, read in nested function `reader`, is a variable of the function holding `loop`
+  /// (captured, not the nested function's own) that the loop does not rebind each iteration.
+  bool capturedOutlivesIteration(uint32_t reader, std::string_view name, NodeId loop) const;
+  /// Targets `a` and `b` name the same slot: one attribute path, or one container's element
+  /// under the same written key (`state["out"]`).
+  bool sameSlot(NodeId a, NodeId b) const;
+  /// Statement `s` empties `slot`: assigns it `None` or deletes it.
+  bool clearsSlot(NodeId s, NodeId slot) const;
+  /// After `store` writes `slot`, a statement that every path through the rest of `iteration`
+  /// runs empties it again (`state["out"] = None` at the end of the step): what was stored does
+  /// not outlive the iteration.
+  bool clearedLaterInIteration(NodeId store, NodeId slot, NodeId iteration) const;
   /// `x` is a value that is known to be on the GPU (device variables, `.cuda()` targets).
   bool isGpuDeviceExpr(NodeId expr) const;
 
@@ -388,9 +400,11 @@ class Facts {
   /// call to the next, which no other statement of the file outside `__init__` rebinds, clears or
   /// detaches (an initialisation under a test of it, `if self.hidden is None:`, aside).
   bool carriedAcrossForwards(NodeId stmt, NodeId target) const;
-  /// The iteration a statement belongs to: its innermost loop, or, outside every loop of a
-  /// framework step or of a function a loop calls per iteration (stepCallOf), the function's def
-  /// statement (the framework's loop, or the caller's, runs it once per batch).
+  /// The iteration a statement belongs to: its innermost loop; outside every loop of a nested def
+  /// that a loop's iteration defines and runs (`def closure(): ...; optimizer.step(closure)`),
+  /// that loop; or, outside every loop of a framework step or of a function a loop calls per
+  /// iteration (stepCallOf), the function's def statement (the framework's loop, or the caller's,
+  /// runs it once per batch).
   NodeId iterationOf(NodeId stmt) const;
   /// The iteration that repeats `stmt` as a step of work: iterationOf, past plain loops that have
   /// no role of their own (`for k, v in losses.items(): total[k] += v` inside a training loop
@@ -474,6 +488,8 @@ class Facts {
   std::vector<std::vector<NodeId>> fnStmts_;
   std::vector<std::vector<NodeId>> stmtCalls_;
   std::vector<NodeId> loopOf_;
+  std::vector<NodeId> closureRun_;  // per function: the call of a loop's iteration that runs this nested def, or kNone
+  std::unordered_map<NodeId, std::vector<uint32_t>> closuresHandedTo_;  // per call: closures it runs (`optimizer.step(closure)`)
   std::vector<std::vector<NodeId>> updateLoops_;  // per function: innermost loops of its backward/step events, sorted
   std::vector<bool> calledBetweenSteps_;            // per function: see calledBetweenSteps
   std::vector<uint32_t> depth_;                     // per stmt: nesting depth within its function

@@ -90,6 +90,7 @@ NodeId Facts::iterationOf(NodeId stmt) const {
   NodeId loop = loopOf_[stmt];
   if (loop != kNone) return loop;
   uint32_t fn = m_.stmt(stmt).function;
+  if (closureRun_[fn] != kNone) return loopOf_[m_.functions[fn].defStmt];
   bool repeated = frameworkStep(fn) || (fn < calledStepRole_.size() && calledStepRole_[fn]);
   return repeated ? m_.functions[fn].defStmt : kNone;
 }

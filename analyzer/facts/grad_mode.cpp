@@ -179,10 +179,13 @@ void FactsBuilder::computeGradModes() {
   for (int round = 0; round < 4; ++round) {
     bool changed = false;
     for (size_t fn = 1; fn < nf; ++fn) {
-      if (decorated[fn] != GradMode::Unknown || callSites_[fn].empty()) continue;
+      // A closure a loop hands to `optimizer.step(closure)` runs in the mode of that call.
+      std::span<const NodeId> sites = callSites_[fn];
+      if (sites.empty() && f_.closureRun_[fn] != kNone) sites = {&f_.closureRun_[fn], 1};
+      if (decorated[fn] != GradMode::Unknown || sites.empty()) continue;
       bool first = !external[fn];
       GradMode agreed = external[fn] ? static_cast<GradMode>(external[fn]->grad) : GradMode::Unknown;
-      for (NodeId call : callSites_[fn]) {
+      for (NodeId call : sites) {
         NodeId site = m_.expr(call).stmt;
         GradMode at = resolve(local[site], f_.summaries_[functionOf(site)].entryGrad);
         if (first) agreed = at;

@@ -1020,6 +1020,8 @@ bool Facts::outlivesIteration(NodeId target, NodeId loop) const {
   }
   switch (t.kind) {
     case ExprKind::Name: {
+      uint32_t reader = t.stmt == kNone ? 0 : m_.stmt(t.stmt).function;
+      if (reader != m_.stmt(loop).function) return capturedOutlivesIteration(reader, t.text, loop);
       NodeId b = useBind_[target];
       if (b == kBoundAmbiguous) return false;
       if (b == kBoundOutsideLoops) return true;
