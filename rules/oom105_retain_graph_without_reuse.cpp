@@ -19,7 +19,15 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags `loss.backward(retain_graph=True)` and `torch.autograd.grad(..., retain_graph=True)` inside a
 loop when the graph was built in the same iteration and nothing runs a second backward over it
-before the iteration ends.
+before the iteration ends. A step that a loop of the file (or a training framework) runs once per
+batch counts as an iteration (`def train_step(self, x, y): ... loss.backward(retain_graph=True)`),
+when the step builds the graph itself and neither it nor its caller backpropagates again
+afterwards.
+
+Silent when part of the graph comes from before the iteration, since the next backward runs
+through that part again: a trunk computed outside a loop over task heads, state carried from the
+previous iteration (`out, h = rnn(x, h)`, which is OOM107's finding), a generator's output handed
+to a discriminator step, or a tensor another method kept on `self`.
 
 ## Why is this bad?
 `retain_graph=True` tells autograd to keep the graph's saved tensors after the backward. When no
@@ -75,19 +83,21 @@ class Oom105 final : public Rule {
     // A flag that is not a literal may be False on every call that matters: stay silent.
     if (f.flagArg(call, "retain_graph") != Tri::Yes) return;
     NodeId s = m.expr(call).stmt;
+    // A loop of this function, or a step a loop of the file (or a framework) runs per batch.
     NodeId loop = f.enclosingLoop(s);
+    if (loop == kNone) loop = f.stepIterationOf(s);
     if (loop == kNone) return;
     // The graph must be built in this iteration: a graph built before the loop is legitimately
     // reused by each iteration's backward.
     NodeId subject = f.backwardSubject(call);
     if (subject == kNone || !builtInIteration(f, subject, loop)) return;
-    // A later backward of the same iteration (here or in a function called here) may reuse it.
-    uint32_t fn = m.stmt(s).function;
-    for (const StepEvent& e : f.events(fn)) {
-      if (!(e.kind & (event::kBackward | event::kAutogradGrad)) || !f.within(e.stmt, loop)) continue;
-      bool later = e.stmt == s ? (e.call != call && m.expr(e.call).span.begin > m.expr(call).span.begin) : f.mayPrecede(s, e.stmt);
-      if (later) return;
-    }
+    // Part of the graph was built before this iteration (`feats = model(x)` outside a loop over
+    // task heads): the next iteration's backward runs through it again.
+    int budget = 64;
+    if (readsOlderGraph(f, subject, loop, budget)) return;
+    // A later backward of the same iteration (here, in a function called here, or after the call
+    // of the step) may reuse it.
+    if (laterBackward(f, call, loop)) return;
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   std::string(m.lang == Lang::Python ? "`retain_graph=True`" : "`retain_graph` = true") +
                                       " keeps this iteration's graph and its saved tensors alive, but no second backward uses them");
@@ -104,6 +114,92 @@ class Oom105 final : public Rule {
   }
 
  private:
+  static bool isStep(const Facts& f, NodeId iteration) { return f.module().stmt(iteration).kind == StmtKind::FunctionDef; }
+
+  /// A backward or autograd.grad that may run after `call` in the same iteration.
+  static bool laterBackward(const Facts& f, NodeId call, NodeId loop) {
+    const Module& m = f.module();
+    NodeId s = m.expr(call).stmt;
+    bool step = isStep(f, loop);
+    for (const StepEvent& e : f.events(m.stmt(s).function)) {
+      if (!(e.kind & (event::kBackward | event::kAutogradGrad)) || (!step && !f.within(e.stmt, loop))) continue;
+      bool later = e.stmt == s ? (e.call != call && m.expr(e.call).span.begin > m.expr(call).span.begin) : f.mayPrecede(s, e.stmt);
+      if (later) return true;
+    }
+    if (!step) return false;
+    // The loop that calls the step: a backward after the call, in the same iteration.
+    NodeId site = f.stepCallOf(m.stmt(loop).def);
+    if (site == kNone) return false;
+    NodeId siteStmt = m.expr(site).stmt;
+    NodeId outer = f.stepIterationOf(siteStmt);
+    for (const StepEvent& e : f.events(m.stmt(siteStmt).function)) {
+      if (!(e.kind & (event::kBackward | event::kAutogradGrad)) || e.call == site) continue;
+      if (outer != kNone && !isStep(f, outer) && !f.within(e.stmt, outer)) continue;
+      if (e.stmt == siteStmt ? m.expr(e.call).span.begin > m.expr(site).span.begin : f.mayPrecede(siteStmt, e.stmt)) return true;
+    }
+    return false;
+  }
+
+  /// In a step: parameter `name` receives a value with history at the call that runs the step.
+  static bool passedWithHistory(const Facts& f, NodeId step, std::string_view name) {
+    const Module& m = f.module();
+    NodeId site = f.stepCallOf(m.stmt(step).def);
+    if (site == kNone) return false;
+    Facts::Callee callee = f.calleeOf(site);
+    for (uint32_t i = 0; i < callee.params.size(); ++i)
+      if (callee.params[i] == name) {
+        NodeId arg = callee.argFor(m, site, i);
+        return arg != kNone && f.value(arg).history == Tri::Yes;
+      }
+    return false;
+  }
+
+  /// The value reads, directly or through this iteration's assignments, a name with history that
+  /// was bound before the iteration began.
+  static bool readsOlderGraph(const Facts& f, NodeId e, NodeId loop, int& budget) {
+    const Module& m = f.module();
+    if (e == kNone || --budget < 0) return false;
+    const Expr& x = m.expr(e);
+    if (isStep(f, loop)) {
+      // A step's parameters come from its caller; what lives on `self` was set by another call.
+      if (x.kind == ExprKind::Name && f.bindingSite(e) == kNone)
+        return !isSelfName(m, e) && passedWithHistory(f, loop, x.text);
+      if (x.kind == ExprKind::Attribute && isSelfName(m, x.lhs))
+        return f.kindOf(e) != Kind::Module && f.value(e).history != Tri::No;
+    }
+    if (x.kind == ExprKind::Name) {
+      // Bound before the iteration, or carried from the previous one (`h` in `out, h = rnn(x, h)`).
+      NodeId b = f.bindingLoop(e);
+      if (b == kBoundAmbiguous || carried(f, e, loop)) return f.value(e).history != Tri::No;
+      if (!isStep(f, loop) && (b == kBoundOutsideLoops || !f.within(b, loop))) return f.value(e).history == Tri::Yes;
+      std::vector<NodeId> defs;
+      f.definitionsOf(e, defs);
+      for (NodeId d : defs)
+        if (d != m.expr(e).stmt && readsOlderGraph(f, m.stmt(d).value, loop, budget)) return true;
+      return false;
+    }
+    if (x.kind == ExprKind::Lambda) return false;
+    if (x.lhs != kNone && x.kind != ExprKind::Call && readsOlderGraph(f, x.lhs, loop, budget)) return true;
+    if (x.rhs != kNone && readsOlderGraph(f, x.rhs, loop, budget)) return true;
+    if (x.kind == ExprKind::Call) {
+      NodeId recv = receiverOf(m, e);
+      if (recv != kNone && readsOlderGraph(f, recv, loop, budget)) return true;
+    }
+    for (const Arg& a : argsOf(m, x))
+      if (readsOlderGraph(f, a.value, loop, budget)) return true;
+    return false;
+  }
+
+  /// `h`, read here, is also rebound in the loop at or after this read: the value of the previous
+  /// iteration comes back.
+  static bool carried(const Facts& f, NodeId name, NodeId loop) {
+    const Module& m = f.module();
+    NodeId reader = m.expr(name).stmt;
+    for (NodeId a : f.assignmentsOf(m.stmt(reader).function, m.expr(name).text))
+      if (f.within(a, loop) && m.stmt(a).span.begin >= m.stmt(reader).span.begin) return true;
+    return false;
+  }
+
   /// True when the backpropagated tensor comes from this iteration: a Name bound inside the loop,
   /// or an expression made of such names or of calls evaluated here.
   static bool builtInIteration(const Facts& f, NodeId e, NodeId loop) {
@@ -111,6 +207,7 @@ class Oom105 final : public Rule {
     const Expr& x = m.expr(e);
     switch (x.kind) {
       case ExprKind::Name: {
+        if (isStep(f, loop)) return f.bindingSite(e) != kNone;  // a local of the step
         NodeId b = f.bindingLoop(e);
         return b != kBoundOutsideLoops && b != kBoundAmbiguous && f.within(b, loop);
       }

@@ -14,7 +14,10 @@ constexpr RuleInfo kInfo{
 Flags a forward/backward hook (`register_forward_hook`, `register_full_backward_hook`,
 `register_forward_pre_hook`, `Tensor.register_hook`) that stores its input, output or gradient on
 `self` or in a container outside the hook without `.detach()`; and a `register_*_hook(...)` call
-inside a training/evaluation loop whose handle is never removed. Hooks may be functions, lambdas,
+that runs every iteration (inside a training/evaluation loop, or in a step such a loop calls per
+batch) whose handle is thrown away or kept in a name nothing reads again (no `handle.remove()`).
+A `Tensor.register_hook` on a tensor the iteration computes goes with that tensor and is not
+flagged. Hooks may be functions, lambdas (`lambda m, i, o: feats.append(o)`),
 bound methods (`self.save_activation`, `recorder.save`) or the functions a factory returns. A
 hook on a module whose parameters are all frozen, and a stored value without history
 (`.detach()`, `.shape`, `.item()`), are not flagged.
@@ -64,11 +67,14 @@ class Oom108 final : public Rule {
     std::string_view meth = methodName(m, call);
     if (!isRegisterHook(meth) || !m.canonical(call).empty()) return;
     NodeId s = m.expr(call).stmt;
-    NodeId loop = f.enclosingLoop(s);
-    if (loop != kNone && f.loopRole(loop) != 0 && m.stmt(s).kind == StmtKind::Expr && m.stmt(s).value == call) {
+    // A loop, or a step its caller runs per batch.
+    NodeId loop = f.stepIterationOf(s);
+    if (loop != kNone && handleDropped(f, call) && !diesWithIteration(f, call, loop)) {
+      bool inLoop = m.stmt(loop).kind != StmtKind::FunctionDef;
       Finding& fd = ctx.report(kInfo, m.expr(call).span,
-                               ticked(meth) + " inside the loop registers another hook every iteration and the "
-                               "handle is never removed");
+                               ticked(meth) + (inLoop ? " inside the loop registers another hook every iteration"
+                                                      : " in a step run every iteration registers another hook each call") +
+                                   " and the handle is never removed");
       noteLoop(fd, f, loop);
       fd.withFix(Applicability::DisplayOnly, "Register the hook once before the loop, or keep the handle and call `.remove()`");
     }
@@ -81,6 +87,29 @@ class Oom108 final : public Rule {
   }
 
  private:
+  /// Nothing can remove the hook: the handle is thrown away (`x.register_forward_hook(h)`), or
+  /// kept in a name nothing reads (`handle = x.register_forward_hook(h)`, no `handle.remove()`).
+  static bool handleDropped(const Facts& f, NodeId call) {
+    const Module& m = f.module();
+    const Stmt& st = m.stmt(m.expr(call).stmt);
+    if (st.value != call) return false;
+    if (st.kind == StmtKind::Expr) return true;
+    if (st.kind != StmtKind::Assign || st.targets.count != 1 || m.expr(st.target).kind != ExprKind::Name) return false;
+    std::string_view handle = m.expr(st.target).text;
+    for (NodeId r : f.readersOf(st.function, handle))
+      if (r != m.expr(call).stmt) return false;
+    return true;
+  }
+
+  /// `feat.register_hook(...)` on a tensor the iteration computes: the hook goes with the tensor.
+  static bool diesWithIteration(const Facts& f, NodeId call, NodeId loop) {
+    const Module& m = f.module();
+    NodeId recv = receiverOf(m, call);
+    if (methodName(m, call) != "register_hook" || recv == kNone || m.expr(recv).kind != ExprKind::Name) return false;
+    NodeId bound = f.bindingSite(recv);
+    return bound != kNone && m.stmt(bound).kind == StmtKind::Assign && f.within(bound, loop);
+  }
+
   /// The local functions a hook argument stands for (`hook`, `self.hook`, `recorder.save`,
   /// a lambda, `make_hook("x")` returning a nested function).
   static std::vector<uint32_t> hookFunctions(const Facts& f, NodeId arg) {
@@ -120,13 +149,46 @@ class Oom108 final : public Rule {
         e = x.lhs;
       } else if (x.kind == ExprKind::Call && receiverOf(m, e) != kNone && m.canonical(e).empty()) {
         std::string_view meth = methodName(m, e);
-        if (meth == "item" || meth == "tolist" || meth == "numpy") return false;  // host values
+        if (meth == "item" || meth == "tolist" || meth == "numpy" || meth == "detach") return false;  // no graph
         e = receiverOf(m, e);
       } else {
         return false;
       }
     }
     return false;
+  }
+
+  struct HookStore {
+    NodeId value = kNone, container = kNone;
+    Span where;
+  };
+
+  /// What a hook function puts somewhere: attribute and element assignments (not in backward
+  /// hooks: the latest gradient is bounded) and appends, in its statements or a lambda's body.
+  static std::vector<HookStore> storesOf(const Facts& f, uint32_t fn, bool backwardHook) {
+    const Module& m = f.module();
+    std::vector<HookStore> out;
+    auto append = [&](NodeId call) {
+      if (call == kNone || m.expr(call).kind != ExprKind::Call || methodName(m, call) != "append") return;
+      out.push_back({positionalArg(m, call, 0), receiverOf(m, call), m.expr(call).span});
+    };
+    // A Python lambda is one expression; a C++ lambda has statements.
+    if (m.functions[fn].isLambda && f.statementsOf(fn).empty()) {
+      append(m.functions[fn].lambdaBody);
+      return out;
+    }
+    for (NodeId s : f.statementsOf(fn)) {
+      const Stmt& st = m.stmt(s);
+      if (st.kind == StmtKind::Assign && st.target != kNone && !backwardHook) {
+        const Expr& t = m.expr(st.target);
+        if (t.kind == ExprKind::Attribute || t.kind == ExprKind::Subscript)
+          out.push_back({st.value, t.kind == ExprKind::Subscript ? t.lhs : st.target, st.span});
+      } else if (st.kind == StmtKind::Expr) {
+        append(st.value);
+      }
+    }
+    std::erase_if(out, [](const HookStore& h) { return h.value == kNone || h.container == kNone; });
+    return out;
   }
 
   static void checkHook(Context& ctx, NodeId registration, uint32_t fn, bool tensorHook, bool backwardHook) {
@@ -145,21 +207,8 @@ class Oom108 final : public Rule {
       if (!tensorHook && !forwardOutput) tuples.push_back(m.params[h.firstParam + i].name);
     }
     if (tensors.empty()) return;
-    for (NodeId s : f.statementsOf(fn)) {
-      const Stmt& st = m.stmt(s);
-      NodeId value = kNone, container = kNone;
-      if (st.kind == StmtKind::Assign && st.target != kNone && !backwardHook) {
-        // Gradients carry no graph: keeping the latest one is bounded; only growing stores matter.
-        const Expr& t = m.expr(st.target);
-        if (t.kind == ExprKind::Attribute || t.kind == ExprKind::Subscript) {
-          value = st.value;
-          container = t.kind == ExprKind::Subscript ? t.lhs : st.target;
-        }
-      } else if (st.kind == StmtKind::Expr && methodName(m, st.value) == "append") {
-        value = positionalArg(m, st.value, 0);
-        container = receiverOf(m, st.value);
-      }
-      if (value == kNone || container == kNone) continue;
+    for (const HookStore& store : storesOf(f, fn, backwardHook)) {
+      NodeId value = store.value, container = store.container;
       if (!rootedAt(m, value, tensors)) continue;
       // `.detach()`, `.item()`, `.shape`, `.data`: nothing of the graph is kept.
       if (f.value(value).history == Tri::No) continue;
@@ -178,9 +227,10 @@ class Oom108 final : public Rule {
       for (std::string_view t : tensors)
         if (t == rootName) local = true;
       if (local) continue;
-      Span where = st.kind == StmtKind::Expr ? m.expr(st.value).span : st.span;
+      Span where = store.where;
       Finding& fd = ctx.report(kInfo, where,
-                               "hook `" + std::string(h.name) + "` stores `" + brief(m, value, 30) + "` in `" +
+                               (h.isLambda ? std::string("the hook lambda") : "hook `" + std::string(h.name) + "`") +
+                                   " stores `" + brief(m, value, 30) + "` in `" +
                                    brief(m, container, 30) + "` without `.detach()`, keeping its graph alive after backward");
       fd.note(m.expr(registration).span, "registered as a hook here");
       // A whole tuple parameter has no `.detach()`: advice only.
