@@ -115,18 +115,58 @@ class EvalWalker {
   /// `M.eval()` / `M.train()` as a statement, M a module: 'e' / 't' / 0.
   char modeSwitch(NodeId s, std::string_view& path) const {
     const Stmt& st = m_.stmt(s);
-    if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) return 0;
-    std::string_view meth = methodName(m_, st.value);
-    if (meth != "eval" && meth != "train") return 0;
-    NodeId recv = receiverOf(m_, st.value);
-    if (recv == kNone) return 0;
-    Kind k = f_.kindOf(recv);
+    if (st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) return 0;
+    // `model.eval()`, `model.cuda().eval()`, `model.eval().to(device)`; and assignments that keep
+    // the module: `model = Net().to(device).eval()`, `net = net.eval()`.
+    NodeId base = kNone;
+    char sw = switchInChain(st.value, base);
+    if (!sw) return 0;
+    NodeId subject = base;
+    if (st.kind == StmtKind::Assign) {
+      if (st.targets.count != 1) return 0;
+      subject = st.target;
+    } else if (st.kind != StmtKind::Expr) {
+      return 0;
+    }
+    if (subject == kNone) return 0;
+    Kind k = f_.kindOf(subject);
     if (k != Kind::Module && k != Kind::ModuleCollection) return 0;
-    path = f_.pathKey(recv);
-    if (path.empty()) return 0;
-    if (meth == "eval") return m_.expr(st.value).argCount == 0 ? 'e' : 0;
-    NodeId a = positionalArg(m_, st.value, 0);
-    if (a == kNone) a = keywordArg(m_, st.value, "mode");
+    path = f_.pathKey(subject);
+    return path.empty() ? 0 : sw;
+  }
+
+  /// The mode the outermost `eval()` / `train(...)` of a chain of module methods that return the
+  /// module (`to`, `cuda`, `half`, ...) leaves it in ('e', 't', or 0 for none or an unknown flag),
+  /// and the chain's base (`model` in `model.cuda().eval()`).
+  char switchInChain(NodeId call, NodeId& base) const {
+    char sw = 0;
+    bool decided = false;
+    NodeId e = call;
+    for (int guard = 0; guard < 8 && e != kNone && m_.expr(e).kind == ExprKind::Call; ++guard) {
+      std::string_view meth = methodName(m_, e);
+      NodeId recv = receiverOf(m_, e);
+      if (recv == kNone || !m_.canonical(e).empty()) break;
+      if (meth == "eval" || meth == "train") {
+        if (!decided) sw = switchOf(e, meth);
+        decided = true;
+      } else if (!returnsTheModule(meth)) {
+        break;
+      }
+      e = recv;
+    }
+    base = e;
+    return sw;
+  }
+
+  static bool returnsTheModule(std::string_view meth) {
+    return meth == "to" || meth == "cuda" || meth == "cpu" || meth == "half" || meth == "float" || meth == "double" ||
+           meth == "bfloat16" || meth == "requires_grad_" || meth == "share_memory" || meth == "to_empty";
+  }
+
+  char switchOf(NodeId call, std::string_view meth) const {
+    if (meth == "eval") return m_.expr(call).argCount == 0 ? 'e' : 0;
+    NodeId a = positionalArg(m_, call, 0);
+    if (a == kNone) a = keywordArg(m_, call, "mode");
     if (a != kNone && isFalseLiteral(m_, a)) return 'e';
     return (a == kNone || isTrueLiteral(m_, a)) ? 't' : 0;
   }
@@ -224,6 +264,7 @@ class EvalWalker {
       }
     }
     switch (st.kind) {
+      case StmtKind::Assign:
       case StmtKind::Expr: {
         std::string_view path;
         char sw = modeSwitch(s, path);
