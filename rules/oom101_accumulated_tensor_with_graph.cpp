@@ -23,8 +23,12 @@ accumulated into a variable or object that outlives the loop iteration: `total +
 
 History is known from evidence: the output of a module's forward or a loss, what a function of the
 file or of another module of the project returns (per element of a returned tuple), and any tensor
-a backward runs on (`loss.backward()`, `accelerator.backward(loss)`, `torch.autograd.grad(loss, ...)`), with the other
-outputs of the same call, tuple or dict. `meter.update(loss)` is an accumulation when the meter's
+a backward runs on (`loss.backward()`, `accelerator.backward(loss)`, `torch.autograd.grad(loss, ...)`), with what it
+was computed from: both terms of `loss = rec + kl`, the losses gathered by `sum(losses.values())` or
+`torch.stack(parts)`, both branches of a conditional, and the tensor side of a product with a
+number (of `weight * kl` with both unknown, neither), and the dict or object the subject was
+taken from (`out["loss"]`). Of `loss, rewards = loss_fn(...)` the backward on `loss` proves `loss`
+only: DPO-style losses return detached rewards beside the loss. `meter.update(loss)` is an accumulation when the meter's
 class sums its argument into the instance (`self.sum += val * n`, also through a differentiable
 torch function or a Horovod collective: `self.sum += hvd.allreduce(val)`), whatever it is called, whether
 the class is in this file or another module of the project (inherited methods included); for a

@@ -230,7 +230,7 @@ TEST(Facts, KindsComeFromConstructorsUseAndNamesLast) {
   EXPECT_EQ(Evidence::Constructed, f.kindEvidence(receiverOf(*m, callWithText(*m, "sched.step()"))));
 }
 
-TEST(Facts, HistoryFromBackwardAndItsSiblings) {
+TEST(Facts, HistoryFromBackwardReachesWhatItRunsOn) {
   auto m = python::parse("t.py",
                          "import torch\n"
                          "from lib import compute, step\n"
@@ -242,12 +242,14 @@ TEST(Facts, HistoryFromBackwardAndItsSiblings) {
                          "    out = run(batch)\n"
                          "    out['loss'].backward()\n"
                          "    c = other(batch)\n"
-                         "    use(loss, b, out, c)\n");
+                         "    use(loss, b, out, c, a)\n");
   Facts f(*m);
-  EXPECT_EQ(Tri::Yes, historyOfUse(f, *m, "use(loss, b, out, c)", "loss")) << "backward runs on it";
-  EXPECT_EQ(Tri::Yes, historyOfUse(f, *m, "use(loss, b, out, c)", "b")) << "sibling of the tuple the backward's subject came from";
-  EXPECT_EQ(Tri::Yes, historyOfUse(f, *m, "use(loss, b, out, c)", "out")) << "the dict the subject was taken from";
-  EXPECT_EQ(Tri::Unknown, historyOfUse(f, *m, "use(loss, b, out, c)", "c")) << "no evidence";
+  EXPECT_EQ(Tri::Yes, historyOfUse(f, *m, "use(loss, b, out, c, a)", "loss")) << "backward runs on it";
+  EXPECT_EQ(Tri::Unknown, historyOfUse(f, *m, "use(loss, b, out, c, a)", "b"))
+      << "a sibling of the backward's subject in the tuple is not proven (DPO losses return detached rewards beside the loss)";
+  EXPECT_EQ(Tri::Yes, historyOfUse(f, *m, "use(loss, b, out, c, a)", "a")) << "the tuple element the backward runs on";
+  EXPECT_EQ(Tri::Yes, historyOfUse(f, *m, "use(loss, b, out, c, a)", "out")) << "the dict the subject was taken from";
+  EXPECT_EQ(Tri::Unknown, historyOfUse(f, *m, "use(loss, b, out, c, a)", "c")) << "no evidence";
 }
 
 TEST(Facts, SummariesAnswerForFunctionsOfTheFile) {

@@ -2,6 +2,7 @@
 /// Internal to facts/: the builder that runs the passes over one module and fills Facts. Each
 /// pass is a group of member functions in its own file; facts.cpp lists the order.
 
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -75,6 +76,9 @@ class FactsBuilder {
   std::vector<uint32_t> bottomUp_;
   /// Per call expression: the history evidence a backward gave it (second values round).
   std::vector<NodeId> historyEvidence_;
+  /// (assignment, name) pairs a backward's evidence reached: of `loss, n = helper(...)` with
+  /// `loss.backward()`, only `loss` is proven.
+  std::set<std::pair<NodeId, std::string_view>> provenTargets_;
   bool kindsFinal_ = false;
   bool kindsChanged_ = false;  // a putKind of this round changed a path's kind
 

@@ -651,6 +651,11 @@ class ValueWalker {
     return out;
   }
 
+  /// `v`, the value of `e`, carries history only because a backward's evidence says so.
+  bool provenOnly(NodeId e, const ValueFact& v) const {
+    return e != kNone && !b_.historyEvidence_.empty() && b_.historyEvidence_[e] != kNone && v.origin == b_.historyEvidence_[e];
+  }
+
   /// True when the assignment's value reads the target itself (`total = total + x`).
   bool readsItself(NodeId target, NodeId value) const {
     std::string_view key = f_.pathKey(target);
@@ -685,6 +690,12 @@ class ValueWalker {
           bind(env, a.value, f_.values_[ve2], ve2, false, site);
         } else {
           ValueFact elem = elems ? (*elems)[i] : v;
+          // A backward proves only the outputs it reaches: of `loss, rewards = loss_fn(...)` with
+          // `loss.backward()`, `rewards` may well be detached (DPO losses return them so).
+          if (!elems && provenOnly(valueExpr, v) && !b_.provenTargets_.count({site, f_.pathKey(a.value)})) {
+            elem.history = Tri::Unknown;
+            elem.origin = kNone;
+          }
           elem.scalarLoss = false;
           if (elems && modeAt(m_.expr(valueExpr).stmt) == GradMode::Disabled) elem.history = Tri::No;
           if (elems && elem.history == Tri::Yes) elem.origin = valueExpr;
@@ -923,28 +934,49 @@ class ValueWalker {
 namespace {
 
 /// The names a backward's subject is made of: `loss` in `(loss / k)`, `out` in `out["loss"]`,
-/// `loss` in `loss.mean()`; not the scale factors.
-void subjectRoots(const Module& m, NodeId e, std::vector<NodeId>& out, int depth = 0) {
+/// `loss` in `loss.mean()`, both terms of `rec + kl`, the losses in `sum(losses)`,
+/// `torch.stack([a, b])` and `a if c else b`; not the scale factors. A product of two values of
+/// unknown history names neither: either one could be the plain number.
+void subjectRoots(const Module& m, const std::vector<ValueFact>& values, NodeId e, std::vector<NodeId>& out, int depth = 0) {
   if (e == kNone || depth > 8) return;
   const Expr& x = m.expr(e);
+  auto plain = [&](NodeId v) { return m.expr(v).kind == ExprKind::Number || values[v].history == Tri::No; };
   switch (x.kind) {
     case ExprKind::Name: out.push_back(e); break;
     case ExprKind::Attribute:
     case ExprKind::Subscript: out.push_back(e); break;
-    case ExprKind::Call:
-      if (methodName(m, e) == "scale") subjectRoots(m, positionalArg(m, e, 0), out, depth + 1);
-      else if (receiverOf(m, e) != kNone && m.canonical(e).empty()) subjectRoots(m, receiverOf(m, e), out, depth + 1);
+    case ExprKind::Call: {
+      std::string_view meth = methodName(m, e);
+      const std::string& canon = m.canonical(e);
+      bool gathers = canon == "torch.stack" || canon == "torch.cat" || canon == "torch.sum" || canon == "torch.mean" ||
+                     (receiverOf(m, e) == kNone && m.expr(x.lhs).kind == ExprKind::Name && m.expr(x.lhs).text == "sum");
+      if (meth == "scale") subjectRoots(m, values, positionalArg(m, e, 0), out, depth + 1);
+      else if (gathers) subjectRoots(m, values, positionalArg(m, e, 0), out, depth + 1);
+      else if (receiverOf(m, e) != kNone && canon.empty()) subjectRoots(m, values, receiverOf(m, e), out, depth + 1);
       break;
+    }
     case ExprKind::BinOp:
       if (x.text == "+" || x.text == "-") {
-        subjectRoots(m, x.lhs, out, depth + 1);
-        subjectRoots(m, x.rhs, out, depth + 1);
-      } else if (x.text == "*" || x.text == "/") {
-        bool lhsNumber = m.expr(x.lhs).kind == ExprKind::Number;
-        subjectRoots(m, lhsNumber ? x.rhs : x.lhs, out, depth + 1);
+        subjectRoots(m, values, x.lhs, out, depth + 1);
+        subjectRoots(m, values, x.rhs, out, depth + 1);
+      } else if (x.text == "/") {
+        subjectRoots(m, values, x.lhs, out, depth + 1);
+      } else if (x.text == "*") {
+        if (plain(x.lhs)) subjectRoots(m, values, x.rhs, out, depth + 1);
+        else if (plain(x.rhs)) subjectRoots(m, values, x.lhs, out, depth + 1);
       }
       break;
-    case ExprKind::UnaryOp: subjectRoots(m, x.lhs, out, depth + 1); break;
+    case ExprKind::UnaryOp: subjectRoots(m, values, x.lhs, out, depth + 1); break;
+    case ExprKind::Conditional:
+      if (x.argCount == 3) {
+        subjectRoots(m, values, m.args[x.firstArg].value, out, depth + 1);
+        subjectRoots(m, values, m.args[x.firstArg + 2].value, out, depth + 1);
+      }
+      break;
+    case ExprKind::Container:
+      if (!shape::isComprehension(x.shape))
+        for (const Arg& a : argsOf(m, x)) subjectRoots(m, values, a.value, out, depth + 1);
+      break;
     default: break;
   }
 }
@@ -968,21 +1000,25 @@ void FactsBuilder::computeValues() {
     for (NodeId c = 0; c < ne; ++c) {
       if (m_.expr(c).kind != ExprKind::Call || !(f_.isBackwardCall(c) || f_.isAutogradGradCall(c))) continue;
       if (f_.gradMode_[m_.expr(c).stmt] == GradMode::Disabled) continue;
-      std::vector<NodeId> roots;
-      subjectRoots(m_, f_.backwardSubject(c), roots);
-      for (NodeId r : roots) {
-        NodeId e = r;
-        for (int depth = 0; depth < 4 && e != kNone; ++depth) {
-          while (m_.expr(e).kind == ExprKind::Attribute || m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
-          if (m_.expr(e).kind != ExprKind::Name) break;
-          NodeId site = f_.useSite_[e];
-          if (site == kNone || m_.stmt(site).kind != StmtKind::Assign) break;
-          NodeId v = m_.stmt(site).value;
-          if (v == kNone || f_.values_[v].history != Tri::Unknown) break;
+      // Back along the data: the assignment that reaches each root, then what its value was
+      // computed from (`loss = rec + kl` proves `kl`'s helper call too).
+      std::vector<NodeId> work;
+      subjectRoots(m_, f_.values_, f_.backwardSubject(c), work);
+      for (int budget = 32; !work.empty() && budget > 0; --budget) {
+        NodeId e = work.back();
+        work.pop_back();
+        while (m_.expr(e).kind == ExprKind::Attribute || m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
+        if (m_.expr(e).kind != ExprKind::Name) continue;
+        NodeId site = f_.useSite_[e];
+        if (site == kNone || m_.stmt(site).kind != StmtKind::Assign) continue;
+        provenTargets_.insert({site, m_.expr(e).text});
+        NodeId v = m_.stmt(site).value;
+        if (v == kNone || f_.values_[v].history == Tri::No) continue;
+        if (f_.values_[v].history == Tri::Unknown) {
           proofs[v] = c;
           any = true;
-          e = (m_.expr(v).kind == ExprKind::Name || m_.expr(v).kind == ExprKind::Attribute || m_.expr(v).kind == ExprKind::Subscript) ? v : kNone;
         }
+        subjectRoots(m_, f_.values_, v, work);
       }
     }
     if (!any) break;
