@@ -19,7 +19,9 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags outputs, predictions or targets collected across a data loop while they still live on the GPU,
 even when they carry no autograd history (detached, or computed under `torch.no_grad()`):
-`preds.append(out)`, `all_logits = torch.cat([all_logits, logits])`.
+`preds.append(out)`, `preds.extend(out)`, `preds += [out]`, `all_logits = torch.cat([all_logits, logits])`.
+A tensor moved with `.to(device)` or `.cuda()` under `no_grad` carries no history, whatever it was
+before: `batch = {k: v.to(device) for k, v in batch.items()}` then `labels.append(batch["labels"])`.
 What lives on the GPU: what `.cuda()` or `.to(device)` moved there, and what a module on the GPU
 returns (its attributes too: `out.logits` of a forward under `no_grad`). A device variable (`device`,
 `self.device`; not a tensor's own `x.device`) is the GPU when the program is written for one: this

@@ -34,13 +34,24 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
       }
       return false;
     }
-    if (meth == "append") out.value = positionalArg(m, st.value, 0);
+    // `extend(t)` keeps every row of `t`, views that keep all of it.
+    if (meth == "append" || meth == "extend") out.value = positionalArg(m, st.value, 0);
     else if (meth == "insert") out.value = positionalArg(m, st.value, 1);
     else return false;
     if (out.value == kNone) return false;
     out.container = recv;
     out.reportAt = st.value;
     return isTrackable(m, recv);
+  }
+  // `preds += [out]`: a list grown by concatenation (OOM101 reports it when `out` has history).
+  if (st.kind == StmtKind::AugAssign && st.op == "+=" && st.value != kNone && st.target != kNone) {
+    const Expr& v = m.expr(st.value);
+    if (v.kind != ExprKind::Container || v.argCount != 1 || shape::isComprehension(v.shape) || m.textOf(st.value).substr(0, 1) != "[")
+      return false;
+    out.container = st.target;
+    out.value = m.args[v.firstArg].value;
+    out.concat = true;
+    return isTrackable(m, st.target);
   }
   if (st.kind != StmtKind::Assign || st.targets.count != 1 || st.value == kNone) return false;
   const Expr& t = m.expr(st.target);

@@ -546,6 +546,9 @@ class ValueWalker {
       }
       if (meth == "cuda" || meth == "to") {
         out = callee;
+        // A copy made under no_grad records nothing (one already carrying history may be returned
+        // as it is, when it is on that device already).
+        if (mode == GradMode::Disabled && out.history == Tri::Unknown) out.history = Tri::No;
         NodeId dev = meth == "to" ? positionalArg(m_, e, 0) : kNone;
         if (meth == "to" && dev == kNone) dev = keywordArg(m_, e, "device");
         if (meth == "cuda" || f_.isGpuDeviceExpr(dev)) out.device = Tri::Yes;
