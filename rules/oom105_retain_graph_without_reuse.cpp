@@ -178,6 +178,9 @@ class Oom105 final : public Rule {
         if (d != m.expr(e).stmt && readsOlderGraph(f, m.stmt(d).value, loop, budget)) return true;
       return false;
     }
+    // `self.hidden` read here and rebound later in the loop: the previous iteration's state.
+    if (x.kind == ExprKind::Attribute && !isStep(f, loop) && rebindsInLoop(f, f.pathKey(e), loop))
+      return f.value(e).history != Tri::No;
     if (x.kind == ExprKind::Lambda) return false;
     if (x.lhs != kNone && x.kind != ExprKind::Call && readsOlderGraph(f, x.lhs, loop, budget)) return true;
     if (x.rhs != kNone && readsOlderGraph(f, x.rhs, loop, budget)) return true;
@@ -197,6 +200,23 @@ class Oom105 final : public Rule {
     NodeId reader = m.expr(name).stmt;
     for (NodeId a : f.assignmentsOf(m.stmt(reader).function, m.expr(name).text))
       if (f.within(a, loop) && m.stmt(a).span.begin >= m.stmt(reader).span.begin) return true;
+    return false;
+  }
+
+  /// An assignment of the loop rebinds attribute path `path` (`out, self.h = rnn(x, self.h)`).
+  static bool rebindsInLoop(const Facts& f, std::string_view path, NodeId loop) {
+    const Module& m = f.module();
+    if (path.empty()) return false;
+    for (NodeId o : f.statementsWithin(loop)) {
+      const Stmt& os = m.stmt(o);
+      if (os.kind != StmtKind::Assign) continue;
+      bool hit = false;
+      for (NodeId t : items(m, os.targets))
+        f.forSubtree(t, [&](NodeId x) {
+          if (m.expr(x).kind == ExprKind::Attribute && f.pathKey(x) == path) hit = true;
+        });
+      if (hit) return true;
+    }
     return false;
   }
 

@@ -15,7 +15,9 @@ iteration: a recurrent hidden state fed back into the model (`out, h = model(x, 
 target or memory computed from outputs (`ema = 0.99 * ema + 0.01 * out`), with no `.detach()` of
 that state anywhere in the loop. The state must really be carried: read at the start of the next
 iteration before anything overwrites it (`fake = G(torch.randn(...))` rebuilt every iteration
-carries nothing), and not rebound to a value without history (`h = repackage(h)`).
+carries nothing), and not rebound to a value without history (`h = repackage(h)`). The state may
+sit in a nested tuple (`out, (h, c) = lstm(x, (h, c))`) or in an attribute of an object that
+outlives the loop (`out, self.hidden = self.model(x, self.hidden)` in a `fit` loop).
 
 A module that keeps such state on `self` between calls of its `forward` (a stateful LSTM:
 `out, self.hidden = self.lstm(x, self.hidden)`, a running memory `self.memory = 0.9 * self.memory +
@@ -88,16 +90,16 @@ class Oom107 final : public Rule {
     if (f.gradMode(s) != GradMode::Enabled || f.value(st.value).history != Tri::Yes) return;
     std::vector<NodeId> names;
     const Expr& t = m.expr(st.target);
-    if (t.kind == ExprKind::Name) names.push_back(st.target);
-    else if (t.kind == ExprKind::Container)
-      for (const Arg& a : argsOf(m, t))
-        if (m.expr(a.value).kind == ExprKind::Name) names.push_back(a.value);
+    stateTargets(f, st.target, loop, names);
     for (NodeId n : names) {
-      std::string_view name = m.expr(n).text;
-      // Carried: bound before the loop, and what this iteration leaves in it is read at the start
-      // of the next one (a name overwritten before any read carries nothing).
-      NodeId bound = f.bindingLoop(n);
-      if (bound == kBoundAmbiguous || (bound != kBoundOutsideLoops && f.within(bound, loop))) continue;
+      std::string_view name = f.pathKey(n);
+      // Carried: bound before the loop (an attribute of an object that outlives it), and what
+      // this iteration leaves in it is read at the start of the next one (a name overwritten
+      // before any read carries nothing).
+      if (m.expr(n).kind == ExprKind::Name) {
+        NodeId bound = f.bindingLoop(n);
+        if (bound == kBoundAmbiguous || (bound != kBoundOutsideLoops && f.within(bound, loop))) continue;
+      }
       if (!f.readBeforeWritten(loop, name)) continue;
       NodeId feed = fedBack(f, s, loop, name);
       if (feed == kNone) continue;
@@ -125,6 +127,18 @@ class Oom107 final : public Rule {
   }
 
  private:
+  /// The names and attributes an assignment binds, through nested tuples (`out, (h, c) = ...`):
+  /// `self.hidden` and other attributes of objects that outlive the loop count.
+  static void stateTargets(const Facts& f, NodeId target, NodeId loop, std::vector<NodeId>& out, int depth = 0) {
+    const Module& m = f.module();
+    const Expr& t = m.expr(target);
+    if (depth > 4) return;
+    if (t.kind == ExprKind::Name) out.push_back(target);
+    else if (t.kind == ExprKind::Attribute && !f.pathKey(target).empty() && f.outlivesIteration(target, loop)) out.push_back(target);
+    else if (t.kind == ExprKind::Container)
+      for (const Arg& a : argsOf(m, t)) stateTargets(f, a.value, loop, out, depth + 1);
+  }
+
   /// A module's `forward` that keeps recurrent state on `self` from one call to the next (a
   /// stateful LSTM, Facts::carriedAcrossForwards): whatever trains the module calls `forward` once
   /// per step, so the state links each step's graph to the one before.
@@ -187,7 +201,8 @@ class Oom107 final : public Rule {
       bool rebinds = false;
       for (NodeId t : items(m, os.targets))
         f.forSubtree(t, [&](NodeId x) {
-          if (m.expr(x).kind == ExprKind::Name && m.expr(x).text == name) rebinds = true;
+          ExprKind k = m.expr(x).kind;
+          if ((k == ExprKind::Name || k == ExprKind::Attribute) && f.pathKey(x) == name) rebinds = true;
         });
       if (rebinds && f.value(os.value).history != Tri::Yes) return true;
     }
