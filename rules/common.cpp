@@ -411,4 +411,16 @@ std::string brief(const Module& m, NodeId e, size_t max) {
   return t;
 }
 
+NodeId forwardReading(const Facts& f, NodeId loop, std::string_view path) {
+  const Module& m = f.module();
+  if (path.empty()) return kNone;
+  for (NodeId o : f.statementsWithin(loop))
+    for (NodeId c : f.callsOf(o)) {
+      if (!f.isForwardCall(c)) continue;
+      for (const Arg& a : argsOf(m, m.expr(c)))
+        if (f.mentionsPath(a.value, path)) return c;
+    }
+  return kNone;
+}
+
 }  // namespace oomlint::rules

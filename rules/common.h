@@ -66,6 +66,10 @@ void noteLoop(Finding& f, const Facts& facts, NodeId loop);
 /// The iteration (Facts::iterationOf) is a function's body that a loop of this file runs once per
 /// iteration through a call (Facts::stepCallOf), not a loop or a framework's step.
 bool calledPerIteration(const Facts& facts, NodeId iteration);
+
+/// A forward call of the loop that takes `path` in an argument (`model(x, h)`, `model(input)`):
+/// the loop feeds the value back into the model. kNone when none does.
+NodeId forwardReading(const Facts& facts, NodeId loop, std::string_view path);
 /// An identifier in `e` (a name or attribute, lower-cased) contains `word`: naming evidence
 /// (`logits`, `out_logits`, `self.lm_logits`), the weakest kind.
 bool identifierMentions(const Facts& facts, NodeId e, std::string_view word);

@@ -20,6 +20,10 @@ constexpr RuleInfo kInfo{
 Flags outputs, predictions or targets collected across a data loop while they still live on the GPU,
 even when they carry no autograd history (detached, or computed under `torch.no_grad()`):
 `preds.append(out)`, `preds.extend(out)`, `preds += [out]`, `all_logits = torch.cat([all_logits, logits])`.
+A data loop iterates a data loader (or batches), or runs an evaluation forward on every iteration:
+over files, dataset indices, an iterator drained with `next()`. A loop over a literal handful of
+values (`for flip in (False, True)`) is not one, and a tensor grown with `torch.cat` that the loop
+feeds back into the model (a generation loop's context) is its input, not a collection.
 A tensor moved with `.to(device)` or `.cuda()` under `no_grad` carries no history, whatever it was
 before: `batch = {k: v.to(device) for k, v in batch.items()}` then `labels.append(batch["labels"])`.
 What lives on the GPU: what `.cuda()` or `.to(device)` moved there, and what a module on the GPU
@@ -69,6 +73,18 @@ Measured (H200, LibTorch 2.11, bf16, width 4096, depth 4, batch 32, seq 2048
 )doc",
 };
 
+/// A loop over a literal (`(False, True)`, `[0.5, 1.0]`) or `range(3)`: a handful of iterations.
+bool fixedLength(const Module& m, NodeId loop) {
+  const Stmt& l = m.stmt(loop);
+  if (l.kind != StmtKind::For || l.value == kNone) return false;
+  const Expr& it = m.expr(l.value);
+  if (it.kind == ExprKind::Container) return !shape::isComprehension(it.shape);
+  if (it.kind != ExprKind::Call || m.expr(it.lhs).kind != ExprKind::Name || m.expr(it.lhs).text != "range") return false;
+  for (const Arg& a : argsOf(m, it))
+    if (m.expr(a.value).kind != ExprKind::Number) return false;
+  return true;
+}
+
 class Oom103 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
@@ -91,7 +107,11 @@ class Oom103 final : public Rule {
     // the epoch's end): only data loops the code runs itself are judged.
     if (loop != kNone && m.stmt(loop).kind == StmtKind::FunctionDef) return;
     if (loop == kNone) return;
-    if (!(f.loopRole(loop) & loop_role::kData)) return;
+    // A data loop, or a loop that runs an evaluation forward each iteration (over paths, indices).
+    if (!(f.loopRole(loop) & (loop_role::kData | loop_role::kEval))) return;
+    if (!(f.loopRole(loop) & loop_role::kData) && fixedLength(m, loop)) return;  // `for flip in (False, True)`
+    // `input = torch.cat([input, token])` read back by the model: generation's context, not a collection.
+    if (st.concat && forwardReading(f, loop, f.pathKey(st.container)) != kNone) return;
     NodeId box = st.container;
     while (m.expr(box).kind == ExprKind::Subscript) box = m.expr(box).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;

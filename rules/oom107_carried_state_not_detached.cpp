@@ -172,14 +172,7 @@ class Oom107 final : public Rule {
   static NodeId fedBack(const Facts& f, NodeId s, NodeId loop, std::string_view name) {
     const Module& m = f.module();
     if (f.mentionsPath(m.stmt(s).value, name)) return m.stmt(s).value;
-    for (NodeId o : f.statementsWithin(loop)) {
-      for (NodeId c : f.callsOf(o)) {
-        if (!f.isForwardCall(c)) continue;
-        for (const Arg& a : argsOf(m, m.expr(c)))
-          if (f.mentionsPath(a.value, name)) return c;
-      }
-    }
-    return kNone;
+    return forwardReading(f, loop, name);
   }
 
   /// Another statement of the loop rebinds the state to something without history
