@@ -27,7 +27,10 @@ enabled: no enclosing `with torch.no_grad():` / `torch.inference_mode()` (contex
 An evaluation path is a forward of a module that was put in eval mode (`eval()` belongs to its
 receiver: after `teacher.eval()` only the teacher's forwards count, and a module passed to a helper
 in eval mode is still in eval mode there; `eval()` inside a chain of methods that return the module
-counts too: `model = Net().to(device).eval()`, `net = net.eval()`, `model.cuda().eval()`), or a
+counts too: `model = Net().to(device).eval()`, `net = net.eval()`, `model.cuda().eval()`; a model
+a script's own top-level code puts in eval mode is in eval mode in the functions that read it as a
+global: those the script calls, and top-level functions nothing in the file calls, such as a
+callback handed to a UI or a server), or a
 forward in a function named for evaluation
 (`evaluate`, `validate`, `predict`, `run_inference` ...) that iterates a data loader, returns the
 forward's output or is named with the verb first. Across modules of a project the same holds: a

@@ -201,8 +201,10 @@ class EvalWalker {
       std::string_view p = f_.pathKey(a.value);
       if (!p.empty()) args.push_back(p);
     }
+    // Module-level names reach the callee as its globals (mapIntoCallee keeps those it reads).
+    bool atModuleLevel = m_.stmt(m_.expr(call).stmt).function == 0;
     for (const EvalEntry& e : set) {
-      bool keep = onSelf && isSelfPath(e.path);
+      bool keep = (onSelf && isSelfPath(e.path)) || (atModuleLevel && e.path.find('.') == std::string_view::npos);
       for (size_t i = 0; !keep && i < args.size(); ++i) keep = extends(args[i], e.path);
       if (keep) out.push_back(e);
     }
@@ -363,8 +365,19 @@ std::vector<bool> moduleMethods(const Facts& f, const Module& m) {
 
 /// What of the eval set at a call of `fn` holds in `fn`: entries covering an argument, as the
 /// parameter it binds, and `self.*` entries for a method called on `self`.
+/// The entries of `at` on module-level names that function `fn` reads as globals (`model` put in
+/// eval mode at the top of a script, read by `predict(image)`).
+EvalSet globalsSeenBy(const Facts& f, uint32_t fn, const EvalSet& at) {
+  EvalSet out;
+  for (const EvalEntry& e : at) {
+    std::string_view root = e.path.substr(0, e.path.find('.'));
+    if (root != "self" && f.isModuleName(fn, root)) out.push_back(e);
+  }
+  return out;
+}
+
 EvalSet mapIntoCallee(const Facts& f, const Module& m, uint32_t fn, NodeId call, const EvalSet& at) {
-  EvalSet mapped;
+  EvalSet mapped = globalsSeenBy(f, fn, at);
   const Function& fun = m.functions[fn];
   if (calledOnSelf(m, call))
     for (const EvalEntry& e : at)
@@ -444,6 +457,7 @@ void FactsBuilder::computeEvalContexts() {
       entry[fn] = external[fn];
     }
   std::unordered_map<NodeId, EvalSet> sites;
+  EvalSet moduleLevel;  // what the module's own code leaves in eval mode
   std::unordered_set<NodeId> training;
   std::unordered_map<NodeId, std::vector<NodeId>> attributed;
   f_.evalStmt_.assign(m_.stmts.size(), false);
@@ -461,12 +475,23 @@ void FactsBuilder::computeEvalContexts() {
       if (m_.functions[fn].isLambda || isTestFunction(m_, fn) || moduleMethod[fn]) continue;
       EvalSet set = entry[fn];
       walker.block(m_.functions[fn].body, set, true);
+      if (fn == 0) moduleLevel = set;
     }
     // What every call site agrees on, mapped into the callee: arguments to parameters, and
     // `self.*` paths for methods called on `self`.
     bool changed = false;
     for (uint32_t fn = 1; fn < nf; ++fn) {
       const Function& f = m_.functions[fn];
+      // A top-level function nothing in the file calls (a callback handed to a UI or server, an
+      // entry point): it runs after the module's code, with its globals as that code left them.
+      if (!f.isLambda && callSites_[fn].empty() && !calledElsewhere[fn] && f.parent == 0 && f.cls < 0) {
+        EvalSet globals = globalsSeenBy(f_, fn, moduleLevel);
+        if (!sameSet(globals, entry[fn])) {
+          entry[fn] = globals;
+          changed = true;
+        }
+        continue;
+      }
       if (f.isLambda || callSites_[fn].empty()) continue;
       EvalSet agreed = external[fn];
       bool first = !calledElsewhere[fn];
