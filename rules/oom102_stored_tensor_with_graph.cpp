@@ -27,10 +27,11 @@ Lightning's `training_step` and a Hugging Face Trainer's `compute_loss` storing 
 
 So does a step function that a training, evaluation or data loop of the file calls on every
 iteration (`for batch in loader: self.train_step(batch)`), and the helpers it calls: what it appends
-to `self` or to a list of the module grows per step. There only growth counts (an append, a store
-method, a `torch.cat`): an attribute it replaces (`self.fake = G(z)`) is often read by the class's
-next method on the way to its backward, and a store that another method of the class, or a caller,
-backpropagates is an accumulation for one backward. A call under `if step % 100 == 0:` runs now and
+to `self` or to a list of the module grows per step, and an attribute it replaces with a tensor
+that carries history (`self.batch_loss = loss`) keeps a step's graph until the next call. An element
+it replaces (`self.stats["loss"] = loss`) is not judged, and neither is a store that another method
+of the class, or a caller, backpropagates (`self.fake = G(z)` read by `backward_G`): that is an
+accumulation for one backward. A call under `if step % 100 == 0:` runs now and
 then, a function that runs a loop of its own (an epoch, a whole training run) is no step, and an
 object made afresh each iteration takes what it keeps with it.
 

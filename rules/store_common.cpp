@@ -137,7 +137,8 @@ NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansInte
   if (calledPerIteration(f, loop)) {
     // Run per iteration by a caller of this file: only growth is certain. A replaced attribute or
     // element (`self.fake = G(z)`) is often read by the class's next method, up to its backward.
-    if (!grows(st) || f.keptStateReachesBackward(fn, key)) return kNone;
+    if (f.keptStateReachesBackward(fn, key)) return kNone;
+    if (!grows(st) && !st.attribute) return kNone;
   }
   bool trainsOrEvaluates = (role & (loop_role::kTraining | loop_role::kEval)) != 0;
   if (returnedMeansIntended && !trainsOrEvaluates && f.isReturned(fn, key)) return kNone;
