@@ -24,6 +24,11 @@ enabled: no enclosing `with torch.no_grad():` / `torch.inference_mode()` (contex
 `ExitStack.enter_context(...)`, a `torch.set_grad_enabled(False)` statement; C++
 `torch::NoGradGuard`, `c10::InferenceMode`) and no backward on that path.
 
+A forward is a call of a module, of its `forward`, or of a well-known method that runs it
+(`forward_features`, `encode_image`, `get_text_features`, `extract_features`, `predict_step`; not
+`encode`, `decode` or `generate`: tokenizers have them, and Whisper and Hugging Face run theirs
+under their own `no_grad`).
+
 An evaluation path is a forward of a module that was put in eval mode (`eval()` belongs to its
 receiver: after `teacher.eval()` only the teacher's forwards count, and a module passed to a helper
 in eval mode is still in eval mode there; `eval()` inside a chain of methods that return the module

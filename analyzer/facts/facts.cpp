@@ -64,7 +64,8 @@ bool Facts::computeForwardCall(NodeId call) const {
   const Expr& c = m_.expr(call);
   if (c.kind != ExprKind::Call || c.lhs == kNone) return false;
   const Expr& callee = m_.expr(c.lhs);
-  if (callee.kind == ExprKind::Attribute && callee.text == "forward") return kindOf(callee.lhs) == Kind::Module;
+  if (callee.kind == ExprKind::Attribute && (callee.text == "forward" || runsModuleForward(callee.text)))
+    return kindOf(callee.lhs) == Kind::Module;
   return kindOf(c.lhs) == Kind::Module;
 }
 

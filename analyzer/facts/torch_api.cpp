@@ -42,6 +42,16 @@ bool isNonDifferentiableMethod(std::string_view m) {
       "is_floating_point", "is_nonzero", "equal", "allclose", "isclose", "count_nonzero", "searchsorted"};
   return in(m, k);
 }
+bool runsModuleForward(std::string_view m) {
+  // Well-known entry points that run a module's computation besides `forward`: timm's
+  // forward_features / forward_head, CLIP's and Hugging Face's encoders, fairseq's
+  // extract_features, Lightning's predict_step. Not `encode` / `decode` / `generate`: tokenizers
+  // have them, and Whisper's and Hugging Face's return objects built under their own no_grad.
+  static constexpr std::array<std::string_view, 10> k = {
+      "forward_features", "forward_head", "encode_image", "encode_text", "get_image_features", "get_text_features",
+      "extract_features", "predict_step", "forward_encoder", "forward_decoder"};
+  return in(m, k);
+}
 bool leavesDevice(std::string_view m) {
   return m == "item" || m == "tolist" || m == "numpy" || m == "cpu" || m == "size" || m == "dim" ||
          m == "numel" || m == "element_size" || m == "data_ptr";

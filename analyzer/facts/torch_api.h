@@ -20,6 +20,9 @@ bool isSetGradEnabled(const std::string& canonical);     // set_grad_enabled
 
 /// Tensor methods whose result never carries autograd history.
 bool isNonDifferentiableMethod(std::string_view method);
+/// Methods of an nn.Module, besides `forward`, that run its computation (`forward_features`,
+/// `encode_image`, `predict_step` ...): a call of one on a module is a forward.
+bool runsModuleForward(std::string_view method);
 /// Methods whose result is not a tensor on the device at all.
 bool leavesDevice(std::string_view method);
 /// Tensor attributes that are not tensors (`shape`, `dtype` ...).

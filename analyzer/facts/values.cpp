@@ -636,12 +636,15 @@ class ValueWalker {
     ValueFact out;
     out.history = mode == GradMode::Disabled ? Tri::No : (mode == GradMode::Enabled ? Tri::Yes : Tri::Unknown);
     NodeId callee = m_.expr(call).lhs;
-    if (m_.expr(callee).kind == ExprKind::Attribute && m_.expr(callee).text == "forward") callee = m_.expr(callee).lhs;
+    // `model.forward(x)`, `vae.encode(x)`: the module is the receiver.
+    if (m_.expr(callee).kind == ExprKind::Attribute && (m_.expr(callee).text == "forward" || runsModuleForward(m_.expr(callee).text)))
+      callee = m_.expr(callee).lhs;
     // A module whose parameters are all frozen adds no history of its own.
     if (out.history == Tri::Yes && f_.isFrozenModule(callee)) out.history = argHist == Tri::Yes ? Tri::Yes : argHist;
     if (out.history == Tri::Yes) out.origin = call;
     std::string_view key = f_.pathKey(callee);
-    out.device = (argDev == Tri::Yes || (!key.empty() && f_.modulesOnGpu_.count(key))) ? Tri::Yes : Tri::Unknown;
+    bool onGpu = (!key.empty() && f_.modulesOnGpu_.count(key)) || f_.values_[callee].device == Tri::Yes;
+    out.device = (argDev == Tri::Yes || onGpu) ? Tri::Yes : Tri::Unknown;
     return out;
   }
 
