@@ -35,6 +35,10 @@ accumulation for one backward. A call under `if step % 100 == 0:` runs now and
 then, a function that runs a loop of its own (an epoch, a whole training run) is no step, and an
 object made afresh each iteration takes what it keeps with it.
 
+A list that a loop appends losses to carries their history, as a sum of them does: a helper's
+`return torch.stack(step_losses).mean()` keeps every step's graph, and so does the caller that
+stores what it returns (`curve.append(train_one_epoch(...))`).
+
 A nested function that an iteration defines and runs, called there or handed to a call there
 (`optimizer.step(closure)`), is part of that iteration: what it stores into the enclosing
 function's variables outlives the iteration as a store in the loop body would. A slot emptied again

@@ -253,6 +253,23 @@ class ValueWalker {
     return backwarded;
   }
 
+  /// `losses.append(loss)`: a list of losses carries their history (`torch.stack(losses).mean()`
+  /// returned to the caller), as `total += loss` does; joined at the loop's exit like it.
+  void collectLoss(Env& env, NodeId call, std::string_view meth) {
+    NodeId list = receiverOf(m_, call);
+    NodeId item = positionalArg(m_, call, meth == "insert" ? 1 : 0);
+    std::string_view key = f_.pathKey(list);
+    const Binding* old = key.empty() ? nullptr : env.get(key);
+    if (!old || item == kNone || f_.values_[item].history != Tri::Yes || !addsLoss(list, item, f_.values_[item])) return;
+    Binding grown = *old;
+    grown.fact.history = Tri::Yes;
+    grown.fact.origin = f_.values_[item].origin;
+    grown.fact.scalarLoss = false;
+    grown.fact.accumulated = true;
+    grown.accumulated = true;
+    env.put(key, grown);
+  }
+
   GradMode modeAt(NodeId stmt) const { return stmt == kNone ? GradMode::Unknown : f_.gradMode_[stmt]; }
 
   ValueFact eval(Env& env, NodeId e) {
@@ -898,6 +915,7 @@ class ValueWalker {
         eval(env, st.value);
         // `h.detach_()` / `x.requires_grad_(False)` strip history in place.
         std::string_view meth = methodName(m_, st.value);
+        if (meth == "append" || meth == "extend" || meth == "insert") collectLoss(env, st.value, meth);
         NodeId flag = positionalArg(m_, st.value, 0);
         if (meth == "requires_grad_" && (flag == kNone || isTrueLiteral(m_, flag))) {
           std::string_view key = f_.pathKey(receiverOf(m_, st.value));
