@@ -589,6 +589,44 @@ struct GRUImpl : Cloneable<GRUImpl> {
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
 };
 TORCH_MODULE(GRU);
+struct RNNOptions {
+  RNNOptions(int64_t input_size, int64_t hidden_size);
+  RNNOptions& num_layers(int64_t layers);
+  RNNOptions& batch_first(bool batch_first);
+};
+struct RNNImpl : Cloneable<RNNImpl> {
+  RNNImpl(int64_t input_size, int64_t hidden_size);
+  explicit RNNImpl(const RNNOptions& options);
+  std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
+};
+TORCH_MODULE(RNN);
+struct RNNCellOptions {
+  RNNCellOptions(int64_t input_size, int64_t hidden_size);
+};
+struct RNNCellImpl : Cloneable<RNNCellImpl> {
+  RNNCellImpl(int64_t input_size, int64_t hidden_size);
+  explicit RNNCellImpl(const RNNCellOptions& options);
+  Tensor forward(const Tensor& input, Tensor hx = {});
+};
+TORCH_MODULE(RNNCell);
+struct GRUCellOptions {
+  GRUCellOptions(int64_t input_size, int64_t hidden_size);
+};
+struct GRUCellImpl : Cloneable<GRUCellImpl> {
+  GRUCellImpl(int64_t input_size, int64_t hidden_size);
+  explicit GRUCellImpl(const GRUCellOptions& options);
+  Tensor forward(const Tensor& input, Tensor hx = {});
+};
+TORCH_MODULE(GRUCell);
+struct LSTMCellOptions {
+  LSTMCellOptions(int64_t input_size, int64_t hidden_size);
+};
+struct LSTMCellImpl : Cloneable<LSTMCellImpl> {
+  LSTMCellImpl(int64_t input_size, int64_t hidden_size);
+  explicit LSTMCellImpl(const LSTMCellOptions& options);
+  std::tuple<Tensor, Tensor> forward(const Tensor& input, c10::optional<std::tuple<Tensor, Tensor>> hx = {});
+};
+TORCH_MODULE(LSTMCell);
 
 struct MultiheadAttentionOptions {
   MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads);
