@@ -17,7 +17,8 @@ that state anywhere in the loop. The state must really be carried: read at the s
 iteration before anything overwrites it (`fake = G(torch.randn(...))` rebuilt every iteration
 carries nothing), and not rebound to a value without history (`h = repackage(h)`). The state may
 sit in a nested tuple (`out, (h, c) = lstm(x, (h, c))`) or in an attribute of an object that
-outlives the loop (`out, self.hidden = self.model(x, self.hidden)` in a `fit` loop).
+outlives the loop (`out, self.hidden = self.model(x, self.hidden)` in a `fit` loop), and may be
+set lazily on the first iteration (`if h is None: h = model.init_hidden(n)`), which is no reset.
 
 A module that keeps such state on `self` between calls of its `forward` (a stateful LSTM:
 `out, self.hidden = self.lstm(x, self.hidden)`, a running memory `self.memory = 0.9 * self.memory +
@@ -98,7 +99,8 @@ class Oom107 final : public Rule {
       // before any read carries nothing).
       if (m.expr(n).kind == ExprKind::Name) {
         NodeId bound = f.bindingLoop(n);
-        if (bound == kBoundAmbiguous || (bound != kBoundOutsideLoops && f.within(bound, loop))) continue;
+        if (bound == kBoundAmbiguous && !onlyLazyInitsBesides(f, s, loop, name)) continue;
+        if (bound != kBoundAmbiguous && bound != kBoundOutsideLoops && f.within(bound, loop)) continue;
       }
       if (!f.readBeforeWritten(loop, name)) continue;
       NodeId feed = fedBack(f, s, loop, name);
@@ -127,6 +129,29 @@ class Oom107 final : public Rule {
   }
 
  private:
+  /// `stmt` runs only while the state is unset: the body of `if h is None:` (a lazy
+  /// initialisation on the first iteration, not a reset every iteration).
+  static bool lazyInit(const Facts& f, NodeId stmt, std::string_view name) {
+    const Module& m = f.module();
+    NodeId parent = m.stmt(stmt).parent;
+    if (parent == kNone || m.stmt(parent).kind != StmtKind::If || m.stmt(parent).value == kNone) return false;
+    bool inBody = false;  // not the `else:` of the test
+    for (NodeId b : items(m, m.stmt(parent).body)) inBody = inBody || b == stmt;
+    if (!inBody) return false;
+    const Expr& test = m.expr(m.stmt(parent).value);
+    if (test.kind != ExprKind::Compare || test.argCount != 2 || m.textOf(m.stmt(parent).value).find(" is not ") != std::string_view::npos)
+      return false;
+    return f.pathKey(m.args[test.firstArg].value) == name && m.expr(m.args[test.firstArg + 1].value).kind == ExprKind::NoneLit;
+  }
+
+  /// Every other assignment of `name` in the loop is a lazy initialisation (lazyInit).
+  static bool onlyLazyInitsBesides(const Facts& f, NodeId s, NodeId loop, std::string_view name) {
+    const Module& m = f.module();
+    for (NodeId a : f.assignmentsOf(m.stmt(s).function, name))
+      if (a != s && f.within(a, loop) && !lazyInit(f, a, name)) return false;
+    return true;
+  }
+
   /// The names and attributes an assignment binds, through nested tuples (`out, (h, c) = ...`):
   /// `self.hidden` and other attributes of objects that outlive the loop count.
   static void stateTargets(const Facts& f, NodeId target, NodeId loop, std::vector<NodeId>& out, int depth = 0) {
@@ -197,7 +222,7 @@ class Oom107 final : public Rule {
           ExprKind k = m.expr(x).kind;
           if ((k == ExprKind::Name || k == ExprKind::Attribute) && f.pathKey(x) == name) rebinds = true;
         });
-      if (rebinds && f.value(os.value).history != Tri::Yes) return true;
+      if (rebinds && f.value(os.value).history != Tri::Yes && !lazyInit(f, o, name)) return true;
     }
     return false;
   }
