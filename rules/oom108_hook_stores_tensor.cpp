@@ -18,6 +18,8 @@ that runs every iteration (inside a training/evaluation loop, or in a step such 
 batch) whose handle is thrown away or kept in a name nothing reads again (no `handle.remove()`).
 A `Tensor.register_hook` on a tensor the iteration computes goes with that tensor and is not
 flagged. Hooks may be functions, lambdas (`lambda m, i, o: feats.append(o)`),
+`functools.partial(save, name)` of a function of the file, instances of a class of the file (its
+`__call__`),
 bound methods (`self.save_activation`, `recorder.save`) or the functions a factory returns. A
 hook on a module whose parameters are all frozen, and a stored value without history
 (`.detach()`, `.shape`, `.item()`), are not flagged.
@@ -83,7 +85,7 @@ class Oom108 final : public Rule {
     NodeId hookArg = positionalArg(m, call, 0);
     if (hookArg == kNone) hookArg = keywordArg(m, call, "hook");
     bool backwardHook = meth == "register_hook" || meth.find("backward") != std::string_view::npos;
-    for (uint32_t fn : hookFunctions(f, hookArg)) checkHook(ctx, call, fn, meth == "register_hook", backwardHook);
+    for (const Hook& h : hookFunctions(f, hookArg)) checkHook(ctx, call, h, meth == "register_hook", backwardHook);
   }
 
  private:
@@ -112,16 +114,32 @@ class Oom108 final : public Rule {
 
   /// The local functions a hook argument stands for (`hook`, `self.hook`, `recorder.save`,
   /// a lambda, `make_hook("x")` returning a nested function).
-  static std::vector<uint32_t> hookFunctions(const Facts& f, NodeId arg) {
+  struct Hook {
+    uint32_t fn = 0;
+    uint32_t bound = 0;  // leading parameters `functools.partial` fills
+  };
+
+  static std::vector<Hook> hookFunctions(const Facts& f, NodeId arg) {
     const Module& m = f.module();
-    std::vector<uint32_t> out;
+    std::vector<Hook> out;
     if (arg == kNone) return out;
     uint32_t direct = f.functionDenoted(arg);
     if (direct != UINT32_MAX) {
-      out.push_back(direct);
+      out.push_back({direct, 0});
       return out;
     }
     const Expr& a = m.expr(arg);
+    // `functools.partial(save, name)`: `save` with its first parameters filled.
+    if (a.kind == ExprKind::Call && (m.canonical(arg) == "functools.partial" || calleeName(m, arg) == "partial")) {
+      uint32_t bound = 0;
+      for (const Arg& p : argsOf(m, a)) {
+        if (!p.keyword.empty()) return out;
+        ++bound;
+      }
+      uint32_t fn = f.functionDenoted(positionalArg(m, arg, 0));
+      if (fn != UINT32_MAX && bound > 0) out.push_back({fn, bound - 1});
+      return out;
+    }
     if (a.kind == ExprKind::Call) {
       // A factory: the nested functions it returns.
       for (uint32_t factory : f.callTargets(arg))
@@ -129,7 +147,7 @@ class Oom108 final : public Rule {
           const Stmt& st = m.stmt(s);
           if (st.kind != StmtKind::Return || st.value == kNone || m.expr(st.value).kind != ExprKind::Name) continue;
           for (uint32_t j = 1; j < m.functions.size(); ++j)
-            if (m.functions[j].parent == factory && m.functions[j].name == m.expr(st.value).text) out.push_back(j);
+            if (m.functions[j].parent == factory && m.functions[j].name == m.expr(st.value).text) out.push_back({j, 0});
         }
     }
     return out;
@@ -191,14 +209,15 @@ class Oom108 final : public Rule {
     return out;
   }
 
-  static void checkHook(Context& ctx, NodeId registration, uint32_t fn, bool tensorHook, bool backwardHook) {
+  static void checkHook(Context& ctx, NodeId registration, const Hook& hook, bool tensorHook, bool backwardHook) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
+    uint32_t fn = hook.fn;
     const Function& h = m.functions[fn];
     // The tensor parameters: (module, input, output) / (module, grad_in, grad_out) / (grad).
     std::vector<std::string_view> tensors;
     std::vector<std::string_view> tuples;  // parameters PyTorch passes as tuples of tensors
-    uint32_t skip = (h.cls >= 0 ? 1 : 0) + (tensorHook ? 0 : 1);
+    uint32_t skip = (h.cls >= 0 ? 1 : 0) + hook.bound + (tensorHook ? 0 : 1);
     for (uint32_t i = skip; i < h.paramCount; ++i) {
       tensors.push_back(m.params[h.firstParam + i].name);
       // Module hooks get `input` (and grad_input / grad_output) as tuples; a forward hook's

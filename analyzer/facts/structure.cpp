@@ -320,7 +320,13 @@ uint32_t Facts::functionDenoted(NodeId e) const {
     }
     return UINT32_MAX;
   };
-  if (x.kind == ExprKind::Name && x.canonical == 0) return byName(x.text, -1);
+  if (x.kind == ExprKind::Name && x.canonical == 0) {
+    uint32_t fn = byName(x.text, -1);
+    if (fn != UINT32_MAX) return fn;
+    // An instance of a class of this file stands for its `__call__` (`SaveOutput()` as a hook).
+    int32_t cls = classOf(e);
+    return cls >= 0 ? byName("__call__", cls) : UINT32_MAX;
+  }
   if (x.kind == ExprKind::Attribute && isSelfName(m_, x.lhs))
     return byName(x.text, classOfFunction(caller));
   if (x.kind == ExprKind::Attribute) {
