@@ -567,6 +567,23 @@ TEST_F(Cli, BadInputNeverCrashes) {
   EXPECT_NE(std::string::npos, missing.out.find("OOM001")) << missing.out;
 }
 
+TEST_F(Cli, InvalidUtf8QuotedInAFindingStillWritesEveryJsonFormat) {
+  // The estimate's basis quotes the layer's source text, invalid bytes and all (found by
+  // fuzz/python_rules): the JSON writers replace them instead of failing the run.
+  spit(dir / "model.py",
+       "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+       "        super().__init__()\n        self.body = nn.\xff\xffSequential(nn.Linear(1024, 4096), nn.Linear(4096, 1024))\n"
+       "        self.head = nn.Linear(1024, 10)\n\n\ndef tune():\n    model = Net().cuda()\n"
+       "    for p in model.body.parameters():\n        p.requires_grad = False\n"
+       "    return torch.optim.Adagrad(model.parameters())\n");
+  for (const char* format : {"json", "json-lines", "sarif", "gitlab"}) {
+    Result r = run(std::string("check --no-cache --exit-zero --output-format ") + format + " model.py", dir);
+    EXPECT_EQ(0, r.rc) << format << ": " << r.err;
+    EXPECT_EQ(std::string::npos, r.err.find("internal error")) << format << ": " << r.err;
+    EXPECT_NE(std::string::npos, r.out.find("OOM305")) << format << ": " << r.out;
+  }
+}
+
 TEST_F(Cli, HugeFileIsChecked) {
   std::string chunk = kLeaky;
   std::string big;

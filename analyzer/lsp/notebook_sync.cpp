@@ -191,7 +191,7 @@ void NotebookSync::analyze(NotebookDoc& nb) {
       d.findings.push_back(std::move(g));
     }
     json diagnostics = host_.diagnosticsOf(d);
-    std::string published = diagnostics.dump();
+    std::string published = diagnostics.dump(-1, ' ', false, json::error_handler_t::replace);
     if (published == d.published) continue;  // what the client shows for this cell is still right
     d.published = std::move(published);
     host_.notify("textDocument/publishDiagnostics", {{"uri", d.uri}, {"version", d.version}, {"diagnostics", std::move(diagnostics)}});

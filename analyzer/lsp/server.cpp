@@ -88,7 +88,7 @@ class Server final : public NotebookHost {
 
   // ------------------------------------------------------------------ plumbing
 
-  void send(const json& j) { io_.write(j.dump()); }
+  void send(const json& j) { io_.write(j.dump(-1, ' ', false, json::error_handler_t::replace)); }
   void respond(const json& id, const json& result) { send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}); }
   void respondError(const json& id, int code, const std::string& message) {
     send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
@@ -447,7 +447,7 @@ class Server final : public NotebookHost {
 
   std::string debugInformation() {
     std::string out = std::string("oomlint ") + OOMLINT_VERSION + " (language server)\n";
-    out += "settings: " + settings_.toJson().dump() + "\n";
+    out += "settings: " + settings_.toJson().dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     out += std::string("client: ") + (pull_ ? "pulls" : "is pushed") + " diagnostics, positions in " + (utf8_ ? "utf-8" : "utf-16") +
            (configurationRequests_ ? ", answers workspace/configuration" : "") + (watchRegistration_ ? ", registers file watchers" : "") + "\n";
     out += "open documents: " + std::to_string(docs_.size()) + "\n";

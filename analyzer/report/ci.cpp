@@ -78,7 +78,7 @@ void writeGitlab(std::ostream& os, const std::vector<FileResult>& results, const
                      {"location", {{"path", utf8Safe(displayPath(r.path, opts))}, {"lines", {{"begin", fileLine(l)}, {"end", fileEndLine(l)}}}}}});
     }
   }
-  os << arr.dump(2) << "\n";
+  os << arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 std::string xmlEscape(const std::string& s) {

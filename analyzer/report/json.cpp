@@ -58,13 +58,13 @@ void writeJson(std::ostream& os, const std::vector<FileResult>& results, const O
     auto starts = lineStartsOf(r.source);
     for (const Finding& f : r.findings) arr.push_back(findingJson(r, starts, f));
   }
-  os << arr.dump(2) << "\n";
+  os << arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 void writeJsonLines(std::ostream& os, const std::vector<FileResult>& results, const Options&) {
   for (const FileResult& r : results) {
     auto starts = lineStartsOf(r.source);
-    for (const Finding& f : r.findings) os << findingJson(r, starts, f).dump() << "\n";
+    for (const Finding& f : r.findings) os << findingJson(r, starts, f).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
 }
 

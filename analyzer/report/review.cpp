@@ -57,7 +57,7 @@ void writeRdjson(std::ostream& os, const std::vector<FileResult>& results, const
   json doc = {{"source", {{"name", "oomlint"}, {"url", "https://github.com/oomlint/oomlint"}}},
               {"severity", "WARNING"},
               {"diagnostics", diagnostics}};
-  os << doc.dump(2) << "\n";
+  os << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 void writeAzure(std::ostream& os, const std::vector<FileResult>& results, const Options& opts) {

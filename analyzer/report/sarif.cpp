@@ -162,7 +162,7 @@ void writeSarif(std::ostream& os, const std::vector<FileResult>& results, const 
               {"results", out}};
   if (!root.empty()) run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + percentEncodePath(root) + "/"}}}};
   json doc = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
-  os << doc.dump(2) << "\n";
+  os << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace oomlint::report::detail

@@ -132,7 +132,7 @@ void writeStatistics(std::ostream& os, const std::vector<FileResult>& results, b
     std::snprintf(buf, sizeof buf, "%5zu", c.first);
     os << buf << "\t" << code << "\t" << (c.second ? "[*] " : "[ ] ") << name << "\n";
   }
-  if (json) os << array.dump(2) << "\n";
+  if (json) os << array.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace oomlint::report
