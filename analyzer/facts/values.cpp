@@ -653,7 +653,7 @@ class ValueWalker {
     ValueFact out;
     out.history = mode == GradMode::Disabled ? Tri::No : (mode == GradMode::Enabled ? Tri::Yes : Tri::Unknown);
     NodeId callee = m_.expr(call).lhs;
-    // `model.forward(x)`, `vae.encode(x)`: the module is the receiver.
+    // `model.forward(x)`, `backbone.forward_features(x)`: the module is the receiver.
     if (m_.expr(callee).kind == ExprKind::Attribute && (m_.expr(callee).text == "forward" || runsModuleForward(m_.expr(callee).text)))
       callee = m_.expr(callee).lhs;
     // A module whose parameters are all frozen adds no history of its own.
