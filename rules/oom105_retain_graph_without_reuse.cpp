@@ -179,7 +179,7 @@ class Oom105 final : public Rule {
       return false;
     }
     // `self.hidden` read here and rebound later in the loop: the previous iteration's state.
-    if (x.kind == ExprKind::Attribute && !isStep(f, loop) && rebindsInLoop(f, f.pathKey(e), loop))
+    if (x.kind == ExprKind::Attribute && !isStep(f, loop) && rebindsInLoop(f, x.text, loop))
       return f.value(e).history != Tri::No;
     if (x.kind == ExprKind::Lambda) return false;
     if (x.lhs != kNone && x.kind != ExprKind::Call && readsOlderGraph(f, x.lhs, loop, budget)) return true;
@@ -203,20 +203,11 @@ class Oom105 final : public Rule {
     return false;
   }
 
-  /// An assignment of the loop rebinds attribute path `path` (`out, self.h = rnn(x, self.h)`).
-  static bool rebindsInLoop(const Facts& f, std::string_view path, NodeId loop) {
-    const Module& m = f.module();
-    if (path.empty()) return false;
-    for (NodeId o : f.statementsWithin(loop)) {
-      const Stmt& os = m.stmt(o);
-      if (os.kind != StmtKind::Assign) continue;
-      bool hit = false;
-      for (NodeId t : items(m, os.targets))
-        f.forSubtree(t, [&](NodeId x) {
-          if (m.expr(x).kind == ExprKind::Attribute && f.pathKey(x) == path) hit = true;
-        });
-      if (hit) return true;
-    }
+  /// A statement of the loop rebinds attribute `attr` of some object (`out, self.h = rnn(x,
+  /// self.h)`): Facts::attributeWriters lists them for the file.
+  static bool rebindsInLoop(const Facts& f, std::string_view attr, NodeId loop) {
+    for (NodeId w : f.attributeWriters(attr))
+      if (f.within(w, loop)) return true;
     return false;
   }
 
