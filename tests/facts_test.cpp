@@ -252,6 +252,44 @@ TEST(Facts, HistoryFromBackwardReachesWhatItRunsOn) {
   EXPECT_EQ(Tri::Unknown, historyOfUse(f, *m, "use(loss, b, out, c, a)", "c")) << "no evidence";
 }
 
+TEST(Facts, HelpersPassOnWhatTheirArgumentsCarry) {
+  auto m = python::parse("t.py",
+                         "import torch\n"
+                         "def scaled(loss, k):\n"
+                         "    return loss / k\n"
+                         "def number(v):\n"
+                         "    if isinstance(v, torch.Tensor):\n"
+                         "        return v.item()\n"
+                         "    return v\n"
+                         "def backprop(opt, loss):\n"
+                         "    if loss is None:\n"
+                         "        return 0\n"
+                         "    loss.backward()\n"
+                         "    opt.step()\n"
+                         "def g(model, x, opt, crit):\n"
+                         "    out = model(x)\n"
+                         "    a = scaled(out.sum(), 2)\n"
+                         "    b = number(out.sum())\n"
+                         "    c = scaled(3.0, 2)\n"
+                         "    loss = crit(out, x)\n"
+                         "    backprop(opt, loss)\n"
+                         "    use(a, b, c, loss)\n");
+  Facts f(*m);
+  uint32_t scaled = 0, number = 0, backprop = 0;
+  for (uint32_t i = 0; i < m->functions.size(); ++i) {
+    if (m->functions[i].name == "scaled") scaled = i;
+    if (m->functions[i].name == "number") number = i;
+    if (m->functions[i].name == "backprop") backprop = i;
+  }
+  EXPECT_EQ(3u, f.summary(scaled).returns.params) << "`loss / k`: either operand's history reaches the result";
+  EXPECT_EQ(0u, f.summary(number).returns.params) << "one path strips the argument's history";
+  EXPECT_EQ(2u, f.summary(backprop).backwardParams) << "the backward runs on parameter 1";
+  EXPECT_EQ(Tri::Yes, historyOfUse(f, *m, "use(a, b, c, loss)", "a")) << "the forward's history, through the helper";
+  EXPECT_NE(Tri::Yes, historyOfUse(f, *m, "use(a, b, c, loss)", "b"));
+  EXPECT_NE(Tri::Yes, historyOfUse(f, *m, "use(a, b, c, loss)", "c"));
+  EXPECT_EQ(Tri::Yes, historyOfUse(f, *m, "use(a, b, c, loss)", "loss")) << "the helper runs a backward on it";
+}
+
 TEST(Facts, SummariesAnswerForFunctionsOfTheFile) {
   auto m = python::parse("t.py",
                          "import torch\n"

@@ -24,7 +24,7 @@ int64_t mtimeNs(const struct stat& st) {
 }
 
 /// The release and the layout of an entry: a cache written by another build is discarded.
-const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache9";
+const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache10";
 
 /// Writes `text` to `path`; on failure nothing is left there.
 std::string writeFile(const std::string& path, const std::string& text) {

@@ -10,6 +10,10 @@
 
 namespace oomlint {
 
+/// The names a backward's subject is made of (`loss` in `loss.mean()`, both terms of `rec + kl`),
+/// not the scale factors; `values` tells a plain number from a tensor.
+void subjectRoots(const Module& m, const std::vector<ValueFact>& values, NodeId e, std::vector<NodeId>& out, int depth = 0);
+
 class FactsBuilder {
  public:
   explicit FactsBuilder(Facts& f) : f_(f), m_(f.m_) {}
@@ -38,6 +42,12 @@ class FactsBuilder {
   // values.cpp: history and device of every expression, with function summaries bottom-up and
   // a second round for history known from backward calls.
   void computeValues();
+  // backward_evidence.cpp (between the values rounds): what backward calls prove. Fills `proofs`
+  // (per expression: the call whose evidence gives it history); false when nothing is proven.
+  bool collectHistoryEvidence(std::vector<NodeId>& proofs);
+  /// Parameters of each function that a backward runs on (Summary::backwardParams), and the
+  /// arguments of calls of such functions, added to `subjects` as (call, argument).
+  void computeBackwardParams(std::vector<std::pair<NodeId, NodeId>>& subjects);
   // summaries.cpp: what each function stores or sums from its parameters (syntactic part).
   void computeStores();
   /// computeStores through calls: a function that hands a parameter to a method storing it.

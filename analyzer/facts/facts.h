@@ -82,6 +82,11 @@ struct ValueFact {
   /// A leaf that requires grad (`torch.randn(..., requires_grad=True)`, `nn.Parameter(...)`,
   /// `w.requires_grad_()`): no history of its own, but what is computed from it has history.
   bool leaf = false;
+  /// Bit i: computed from parameter i of the function walked (`self` included in the count),
+  /// history and all, with no call on the way that strips it: `return loss * k` has the bit of
+  /// `loss`. Where the history is known to be absent the bits are cleared. A caller whose
+  /// argument there carries history gets a result with history (a placeholder summary).
+  uint32_t params = 0;
 };
 
 /// One event of a function's training step: a forward, loss, backward, step or zero_grad, either
@@ -105,6 +110,7 @@ struct Summary {
   uint32_t assignsParam = 0;            // bit i: parameter i replaces an attribute (`self.val = v`): kept, bounded
   NodeId accumulateAt = kNone;          // the statement that does it (evidence for the caller's finding)
   int softmaxOfParam = -1;              // it returns the softmax of this parameter (a softmax wrapper)
+  uint32_t backwardParams = 0;          // bit i: parameter i is what a backward runs on: the argument has history
   GradMode entryGrad = GradMode::Enabled;
   bool calledOnTrainingPath = false;    // a call site is in a training step, before its update
 };

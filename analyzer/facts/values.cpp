@@ -37,6 +37,10 @@ ValueFact joinFact(const ValueFact& a, const ValueFact& b) {
   j.accumulated = a.accumulated || b.accumulated;
   j.leaf = a.leaf && b.leaf;
   j.origin = a.origin == b.origin ? a.origin : (j.history == Tri::Yes ? a.origin : kNone);
+  // A path that leaves a parameter's history behind (`x.item()` under an `isinstance` test) may be
+  // the one the value takes: the parameters flow only when no side is known to be history-free.
+  if (a.params == b.params) j.params = a.params;
+  else if (a.history != Tri::No && b.history != Tri::No) j.params = a.params | b.params;
   return j;
 }
 
@@ -208,7 +212,12 @@ class ValueWalker {
     loopDepth_ = 0;
     returns_ = ReturnAcc{};
     // Parameters are bound before any loop of the function; their values are unknown.
-    for (uint32_t i = 0; i < fun.paramCount; ++i) env.put(m_.params[fun.firstParam + i].name, Binding{});
+    for (uint32_t i = 0; i < fun.paramCount; ++i) {
+      Binding param;
+      std::string_view name = m_.params[fun.firstParam + i].name;
+      if (i < 32 && name != "self") param.fact.params = 1u << i;  // a placeholder for the caller's argument
+      env.put(name, param);
+    }
     walk(env, fun.body);
     Summary& s = f_.summaries_[fn];
     if (!returns_.any) {
@@ -216,6 +225,7 @@ class ValueWalker {
       s.returnElems.clear();
     } else {
       s.returns = returns_.joined;
+      s.returns.params = returns_.strips || s.returns.history == Tri::No ? 0 : returns_.params;
       if (returns_.elemsOk && returns_.arity > 0) s.returnElems = returns_.elems;
       else s.returnElems.clear();
     }
@@ -224,6 +234,8 @@ class ValueWalker {
  private:
   struct ReturnAcc {
     bool any = false, none = false, elemsOk = true;
+    uint32_t params = 0;  // the parameters some return is computed from
+    bool strips = false;  // a return other than a constant carries no history: it may strip a parameter's
     int arity = -1;
     ValueFact joined;
     std::vector<ValueFact> elems;
@@ -275,6 +287,7 @@ class ValueWalker {
   ValueFact eval(Env& env, NodeId e) {
     if (e == kNone) return {};
     ValueFact out = evalInner(env, e);
+    if (out.history == Tri::No) out.params = 0;  // no history to pass on, whatever the argument
     NodeId proof = b_.historyEvidence_.empty() ? kNone : b_.historyEvidence_[e];
     if (proof != kNone && out.history == Tri::Unknown) {
       out.history = Tri::Yes;
@@ -317,6 +330,8 @@ class ValueWalker {
           out.history = Tri::Yes;  // `outputs.loss`, `out.logits`
           out.device = base.device;
           out.origin = base.origin;
+        } else if (base.params != 0 && base.history == Tri::Unknown) {
+          out.params = base.params;  // `outputs.loss` of a parameter
         } else if (base.device == Tri::Yes && base.history == Tri::No && f_.kindOf(x.lhs) != Kind::Module) {
           out.history = Tri::No;  // `out.logits` of a forward under no_grad: still on the GPU
           out.device = Tri::Yes;
@@ -330,6 +345,7 @@ class ValueWalker {
         out.device = base.device;
         out.origin = base.origin;
         out.accumulated = base.accumulated;
+        out.params = base.params;
         if (base.leaf && modeAt(x.stmt) != GradMode::Disabled) out.history = Tri::Yes;  // `w[0]` of a leaf
         break;
       }
@@ -342,6 +358,7 @@ class ValueWalker {
         out.scalarLoss = (l.scalarLoss && (r.history == Tri::No)) || (r.scalarLoss && l.history == Tri::No) ||
                          (l.scalarLoss && r.scalarLoss);
         out.accumulated = l.accumulated || r.accumulated;
+        out.params = l.params | r.params;
         if (l.leaf || r.leaf) out.history = Tri::Yes;  // computed from a leaf that requires grad
         if (modeAt(x.stmt) == GradMode::Disabled) out.history = Tri::No;
         break;
@@ -372,6 +389,7 @@ class ValueWalker {
           ValueFact v = eval(env, a.value);
           h = anyYes(h, v.history);
           d = anyYes(d, v.device);
+          out.params |= v.params;
           if (v.history == Tri::Yes && out.origin == kNone) out.origin = v.origin;
         }
         out.history = h;
@@ -516,8 +534,10 @@ class ValueWalker {
     Tri argHist = Tri::No, argDev = Tri::No;
     NodeId argOrigin = kNone;
     bool anyArg = false, argLeaf = false;
+    uint32_t argParams = 0;
     for (const Arg& a : argsOf(m_, x)) {
       ValueFact v = eval(env, a.value);
+      argParams |= v.params;
       argLeaf = argLeaf || v.leaf;
       argHist = anyYes(argHist, v.leaf ? Tri::Yes : v.history);
       argDev = anyYes(argDev, v.device);
@@ -532,18 +552,23 @@ class ValueWalker {
     ValueFact out;
 
     if (f_.isForwardCall(e)) return forwardResult(e, mode, argHist, argDev);
-    if (f_.isLossCall(e)) return lossResult(e, mode, argHist, argDev, argOrigin);
+    if (f_.isLossCall(e)) {
+      out = lossResult(e, mode, argHist, argDev, argOrigin);
+      out.params = argParams;
+      return out;
+    }
     // A function of this file: what its summary says it returns.
     std::span<const uint32_t> targets = f_.callTargets(e);
     if (!targets.empty()) {
       out = f_.summaries_[targets.front()].returns;
       for (size_t i = 1; i < targets.size(); ++i) out = joinFact(out, f_.summaries_[targets[i]].returns);
+      if (targets.size() == 1) out = withArguments(out, e);
       if (mode == GradMode::Disabled) out.history = Tri::No;
       if (out.history == Tri::Yes) out.origin = e;
       return out;
     }
     if (const ImportedFunction* imp = f_.importedCallee(e)) {  // a function of another module
-      out = imp->summary->returns;
+      out = withArguments(imp->summary->returns, e);
       out.origin = kNone;
       if (mode == GradMode::Disabled) out.history = Tri::No;
       if (out.history == Tri::Yes) out.origin = e;
@@ -584,9 +609,11 @@ class ValueWalker {
         out.scalarLoss = callee.scalarLoss && (meth == "mean" || meth == "sum" || meth == "float" ||
                                                meth == "double" || meth == "squeeze" || meth == "clone");
         out.accumulated = callee.accumulated && out.history == Tri::Yes;
+        out.params = callee.params | argParams;
         if (callee.history == Tri::No && !callee.leaf && argHist != Tri::No) out.history = mode == GradMode::Disabled ? Tri::No : Tri::Unknown;
         return out;
       }
+      out.params = callee.params;  // `loss.mean()` of a parameter: the caller's argument decides
       return out;  // unknown receiver, unknown method
     }
     if (canon.empty() && m_.expr(x.lhs).kind == ExprKind::Name) {
@@ -638,9 +665,32 @@ class ValueWalker {
       out.history = mode == GradMode::Disabled ? Tri::No : argHist;
       out.device = argDev;
       out.origin = argOrigin;
+      out.params = argParams;
       return out;
     }
     return out;  // a function we know nothing about
+  }
+
+  /// What a function returns, seen from one call: where its return is computed from parameters
+  /// (`return loss * k`), the arguments given there decide. One that carries history gives the
+  /// result history; parameters of the function being walked pass on as placeholders.
+  ValueFact withArguments(ValueFact out, NodeId call) const {
+    uint32_t placeholders = out.params;
+    out.params = 0;
+    if (placeholders == 0) return out;
+    Facts::Callee callee = f_.calleeOf(call);
+    if (!callee) return out;
+    for (uint32_t i = 0; i < callee.params.size() && i < 32; ++i) {
+      if (!(placeholders & (1u << i))) continue;
+      NodeId arg = callee.argFor(m_, call, i);
+      if (arg == kNone) continue;
+      const ValueFact& given = f_.values_[arg];
+      out.params |= given.params;
+      if (out.history != Tri::Unknown || (given.history != Tri::Yes && !given.leaf)) continue;
+      out.history = Tri::Yes;
+      out.origin = given.origin != kNone ? given.origin : arg;
+    }
+    return out;
   }
 
   bool isCpuLiteral(NodeId dev) const {
@@ -795,6 +845,11 @@ class ValueWalker {
     }
     returns_.joined = returns_.any ? joinFact(returns_.joined, v) : v;
     const Expr& x = m_.expr(value);
+    // `return 0` for a missing loss passes nothing on; `return loss.item()` may be the path the
+    // caller's tensor takes.
+    bool constant = x.kind == ExprKind::Number || x.kind == ExprKind::String || x.kind == ExprKind::Bool;
+    if (!constant && v.history == Tri::No) returns_.strips = true;
+    returns_.params |= v.params;
     if (x.kind == ExprKind::Container && x.shape == shape::kTuple) {
       int arity = static_cast<int>(x.argCount);
       if (returns_.arity < 0) {
@@ -955,57 +1010,6 @@ class ValueWalker {
   }
 };
 
-namespace {
-
-/// The names a backward's subject is made of: `loss` in `(loss / k)`, `out` in `out["loss"]`,
-/// `loss` in `loss.mean()`, both terms of `rec + kl`, the losses in `sum(losses)`,
-/// `torch.stack([a, b])` and `a if c else b`; not the scale factors. A product of two values of
-/// unknown history names neither: either one could be the plain number.
-void subjectRoots(const Module& m, const std::vector<ValueFact>& values, NodeId e, std::vector<NodeId>& out, int depth = 0) {
-  if (e == kNone || depth > 8) return;
-  const Expr& x = m.expr(e);
-  auto plain = [&](NodeId v) { return m.expr(v).kind == ExprKind::Number || values[v].history == Tri::No; };
-  switch (x.kind) {
-    case ExprKind::Name: out.push_back(e); break;
-    case ExprKind::Attribute:
-    case ExprKind::Subscript: out.push_back(e); break;
-    case ExprKind::Call: {
-      std::string_view meth = methodName(m, e);
-      const std::string& canon = m.canonical(e);
-      bool gathers = canon == "torch.stack" || canon == "torch.cat" || canon == "torch.sum" || canon == "torch.mean" ||
-                     (receiverOf(m, e) == kNone && m.expr(x.lhs).kind == ExprKind::Name && m.expr(x.lhs).text == "sum");
-      if (meth == "scale") subjectRoots(m, values, positionalArg(m, e, 0), out, depth + 1);
-      else if (gathers) subjectRoots(m, values, positionalArg(m, e, 0), out, depth + 1);
-      else if (receiverOf(m, e) != kNone && canon.empty()) subjectRoots(m, values, receiverOf(m, e), out, depth + 1);
-      break;
-    }
-    case ExprKind::BinOp:
-      if (x.text == "+" || x.text == "-") {
-        subjectRoots(m, values, x.lhs, out, depth + 1);
-        subjectRoots(m, values, x.rhs, out, depth + 1);
-      } else if (x.text == "/") {
-        subjectRoots(m, values, x.lhs, out, depth + 1);
-      } else if (x.text == "*") {
-        if (plain(x.lhs)) subjectRoots(m, values, x.rhs, out, depth + 1);
-        else if (plain(x.rhs)) subjectRoots(m, values, x.lhs, out, depth + 1);
-      }
-      break;
-    case ExprKind::UnaryOp: subjectRoots(m, values, x.lhs, out, depth + 1); break;
-    case ExprKind::Conditional:
-      if (x.argCount == 3) {
-        subjectRoots(m, values, m.args[x.firstArg].value, out, depth + 1);
-        subjectRoots(m, values, m.args[x.firstArg + 2].value, out, depth + 1);
-      }
-      break;
-    case ExprKind::Container:
-      if (!shape::isComprehension(x.shape))
-        for (const Arg& a : argsOf(m, x)) subjectRoots(m, values, a.value, out, depth + 1);
-      break;
-    default: break;
-  }
-}
-
-}  // namespace
 
 void FactsBuilder::computeValues() {
   size_t ne = m_.exprs.size();
@@ -1017,34 +1021,10 @@ void FactsBuilder::computeValues() {
     ValueWalker walker(*this, f_, m_);
     for (uint32_t fn : bottomUp_) walker.function(fn);
     if (round == 1) break;
-    // What backward calls prove: the value of the assignment that reaches their subject (and,
-    // through `out["loss"]` / `out.loss`, the value `out` was assigned) carries history.
-    bool any = false;
+    // What backward calls prove: the value of the assignment that reaches their subject carries
+    // history (backward_evidence.cpp).
     std::vector<NodeId> proofs(ne, kNone);
-    for (NodeId c = 0; c < ne; ++c) {
-      if (m_.expr(c).kind != ExprKind::Call || !(f_.isBackwardCall(c) || f_.isAutogradGradCall(c))) continue;
-      if (f_.gradMode_[m_.expr(c).stmt] == GradMode::Disabled) continue;
-      // Back along the data: the assignment that reaches each root, then what its value was
-      // computed from (`loss = rec + kl` proves `kl`'s helper call too).
-      std::vector<NodeId> work;
-      subjectRoots(m_, f_.values_, f_.backwardSubject(c), work);
-      for (int budget = 32; !work.empty() && budget > 0; --budget) {
-        NodeId e = work.back();
-        work.pop_back();
-        while (m_.expr(e).kind == ExprKind::Attribute || m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
-        if (m_.expr(e).kind != ExprKind::Name) continue;
-        NodeId site = f_.useSite_[e];
-        if (site == kNone || m_.stmt(site).kind != StmtKind::Assign) continue;
-        provenTargets_.insert({site, m_.expr(e).text});
-        NodeId v = m_.stmt(site).value;
-        if (v == kNone || f_.values_[v].history == Tri::No) continue;
-        if (f_.values_[v].history == Tri::Unknown) {
-          proofs[v] = c;
-          any = true;
-        }
-        subjectRoots(m_, f_.values_, v, work);
-      }
-    }
+    bool any = collectHistoryEvidence(proofs);
     if (!any) break;
     historyEvidence_ = std::move(proofs);
     std::fill(f_.useBind_.begin(), f_.useBind_.end(), kBoundOutsideLoops);

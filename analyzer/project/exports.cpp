@@ -9,7 +9,7 @@ namespace oomlint::project {
 
 namespace {
 
-bool emptyValue(const ValueFact& v) { return v.history != Tri::Yes && v.device != Tri::Yes && !v.scalarLoss; }
+bool emptyValue(const ValueFact& v) { return v.history != Tri::Yes && v.device != Tri::Yes && !v.scalarLoss && v.params == 0; }
 
 /// The summary as another file sees it: node ids of this file cleared, caller-side context
 /// (entry grad mode, training path) left out: each file works those out from its own calls.
@@ -43,7 +43,7 @@ bool onTrainingPath(const Facts& f, NodeId call) {
 
 bool isEmptySummary(const Summary& s) {
   if (!emptyValue(s.returns) || s.returnsModule || s.events || s.accumulatesParam || s.storesParam || s.assignsParam ||
-      s.softmaxOfParam >= 0)
+      s.softmaxOfParam >= 0 || s.backwardParams)
     return false;
   return std::all_of(s.returnElems.begin(), s.returnElems.end(), emptyValue);
 }

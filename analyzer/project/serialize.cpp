@@ -57,7 +57,7 @@ bool numbers(std::string_view s, std::vector<uint64_t>& out) {
 
 uint64_t valueBits(const ValueFact& v) {
   return static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 2 | static_cast<uint64_t>(v.scalarLoss) << 4 |
-         static_cast<uint64_t>(v.accumulated) << 5;
+         static_cast<uint64_t>(v.accumulated) << 5 | static_cast<uint64_t>(v.params) << 8;
 }
 
 ValueFact valueFrom(uint64_t b) {
@@ -66,6 +66,7 @@ ValueFact valueFrom(uint64_t b) {
   v.device = static_cast<Tri>((b >> 2) & 3);
   v.scalarLoss = (b >> 4) & 1;
   v.accumulated = (b >> 5) & 1;
+  v.params = static_cast<uint32_t>(b >> 8);
   return v;
 }
 
@@ -90,7 +91,7 @@ std::string encode(const CachedModule& c) {
     put(out, "F\t", f.name, "\t", f.method ? "1" : "0", "\t");
     joinTo(out, f.params);
     put(out, "\t", valueBits(s.returns), " ", static_cast<int>(s.returnsModule), " ", static_cast<int>(s.events), " ", s.accumulatesParam, " ",
-        s.storesParam, " ", s.assignsParam, " ", s.softmaxOfParam + 1, "\t");
+        s.storesParam, " ", s.assignsParam, " ", s.softmaxOfParam + 1, " ", s.backwardParams, "\t");
     for (size_t i = 0; i < s.eventOrder.size(); ++i) put(out, i ? " " : "", static_cast<int>(s.eventOrder[i]));
     put(out, "\t");
     for (size_t i = 0; i < s.returnElems.size(); ++i) put(out, i ? " " : "", valueBits(s.returnElems[i]));
@@ -136,7 +137,7 @@ bool decode(std::string_view text, CachedModule& out) {
       fn.name = std::string(f[1]);
       fn.method = f[2] == "1";
       fn.params = splitList(f[3]);
-      if (!numbers(f[4], nums) || nums.size() != 7) return false;
+      if (!numbers(f[4], nums) || nums.size() != 8) return false;
       Summary& s = fn.summary;
       s.returns = valueFrom(nums[0]);
       s.returnsModule = nums[1] != 0;
@@ -145,6 +146,7 @@ bool decode(std::string_view text, CachedModule& out) {
       s.storesParam = static_cast<uint32_t>(nums[4]);
       s.assignsParam = static_cast<uint32_t>(nums[5]);
       s.softmaxOfParam = static_cast<int>(nums[6]) - 1;
+      s.backwardParams = static_cast<uint32_t>(nums[7]);
       if (!numbers(f[5], nums)) return false;
       for (uint64_t v : nums) s.eventOrder.push_back(static_cast<uint8_t>(v));
       if (!numbers(f[6], nums)) return false;

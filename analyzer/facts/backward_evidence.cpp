@@ -1,0 +1,153 @@
+// Pass 5 (between the rounds of values): what backward calls prove. The tensor a backward runs on
+// carries history, and so does the value of the assignment that reaches it, back along the data
+// (`loss = rec + kl` proves `kl`'s helper call too). A function whose parameter is what its
+// backward runs on (`def _backward(self, loss, opt): loss.backward()`) proves its callers'
+// argument the same way, through the summaries, in this file and from other modules.
+#include "facts/builder.h"
+
+namespace oomlint {
+
+/// The names a backward's subject is made of: `loss` in `(loss / k)`, `out` in `out["loss"]`,
+/// `loss` in `loss.mean()`, both terms of `rec + kl`, the losses in `sum(losses)`,
+/// `torch.stack([a, b])` and `a if c else b`; not the scale factors. A product of two values of
+/// unknown history names neither: either one could be the plain number.
+void subjectRoots(const Module& m, const std::vector<ValueFact>& values, NodeId e, std::vector<NodeId>& out, int depth) {
+  if (e == kNone || depth > 8) return;
+  const Expr& x = m.expr(e);
+  auto plain = [&](NodeId v) { return m.expr(v).kind == ExprKind::Number || values[v].history == Tri::No; };
+  switch (x.kind) {
+    case ExprKind::Name: out.push_back(e); break;
+    case ExprKind::Attribute:
+    case ExprKind::Subscript: out.push_back(e); break;
+    case ExprKind::Call: {
+      std::string_view meth = methodName(m, e);
+      const std::string& canon = m.canonical(e);
+      bool gathers = canon == "torch.stack" || canon == "torch.cat" || canon == "torch.sum" || canon == "torch.mean" ||
+                     (receiverOf(m, e) == kNone && m.expr(x.lhs).kind == ExprKind::Name && m.expr(x.lhs).text == "sum");
+      if (meth == "scale") subjectRoots(m, values, positionalArg(m, e, 0), out, depth + 1);
+      else if (gathers) subjectRoots(m, values, positionalArg(m, e, 0), out, depth + 1);
+      else if (receiverOf(m, e) != kNone && canon.empty()) subjectRoots(m, values, receiverOf(m, e), out, depth + 1);
+      break;
+    }
+    case ExprKind::BinOp:
+      if (x.text == "+" || x.text == "-") {
+        subjectRoots(m, values, x.lhs, out, depth + 1);
+        subjectRoots(m, values, x.rhs, out, depth + 1);
+      } else if (x.text == "/") {
+        subjectRoots(m, values, x.lhs, out, depth + 1);
+      } else if (x.text == "*") {
+        if (plain(x.lhs)) subjectRoots(m, values, x.rhs, out, depth + 1);
+        else if (plain(x.rhs)) subjectRoots(m, values, x.lhs, out, depth + 1);
+      }
+      break;
+    case ExprKind::UnaryOp: subjectRoots(m, values, x.lhs, out, depth + 1); break;
+    case ExprKind::Conditional:
+      if (x.argCount == 3) {
+        subjectRoots(m, values, m.args[x.firstArg].value, out, depth + 1);
+        subjectRoots(m, values, m.args[x.firstArg + 2].value, out, depth + 1);
+      }
+      break;
+    case ExprKind::Container:
+      if (!shape::isComprehension(x.shape))
+        for (const Arg& a : argsOf(m, x)) subjectRoots(m, values, a.value, out, depth + 1);
+      break;
+    default: break;
+  }
+}
+
+
+namespace {
+
+/// Index of the parameter of `fn` that the name `e` still holds, history and all (`loss` after
+/// `loss *= mul`), or -1.
+int heldParameter(const Module& m, const std::vector<ValueFact>& values, uint32_t fn, NodeId e) {
+  if (m.expr(e).kind != ExprKind::Name) return -1;
+  const Function& fun = m.functions[fn];
+  for (uint32_t i = 0; i < fun.paramCount && i < 32; ++i)
+    if (m.params[fun.firstParam + i].name == m.expr(e).text) return (values[e].params >> i) & 1u ? static_cast<int>(i) : -1;
+  return -1;
+}
+
+}  // namespace
+
+void FactsBuilder::computeBackwardParams(std::vector<std::pair<NodeId, NodeId>>& subjects) {
+  std::vector<NodeId> roots;
+  for (const auto& [c, subject] : subjects) {
+    uint32_t fn = functionOf(m_.expr(c).stmt);
+    if (fn == 0) continue;
+    roots.clear();
+    subjectRoots(m_, f_.values_, subject, roots);
+    for (NodeId r : roots)
+      if (int p = heldParameter(m_, f_.values_, fn, r); p >= 0) f_.summaries_[fn].backwardParams |= 1u << p;
+  }
+  // Through calls: `def train_step(self, loss): self._backward(loss)` backpropagates its own `loss`.
+  std::vector<std::pair<NodeId, Facts::Callee>> calls;
+  for (NodeId c = 0; c < m_.exprs.size(); ++c) {
+    if (m_.expr(c).kind != ExprKind::Call || m_.expr(c).stmt == kNone) continue;
+    if (f_.gradMode_[m_.expr(c).stmt] == GradMode::Disabled) continue;
+    Facts::Callee callee = f_.calleeOf(c);
+    if (callee) calls.emplace_back(c, std::move(callee));
+  }
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (const auto& [c, callee] : calls) {
+      uint32_t bits = callee.summary->backwardParams;
+      uint32_t fn = functionOf(m_.expr(c).stmt);
+      for (uint32_t i = 0; bits && i < callee.params.size() && i < 32; ++i) {
+        if (!(bits & (1u << i))) continue;
+        NodeId arg = callee.argFor(m_, c, i);
+        if (arg == kNone) continue;
+        if (fn != 0) {
+          int p = heldParameter(m_, f_.values_, fn, arg);
+          if (p >= 0 && !(f_.summaries_[fn].backwardParams & (1u << p))) {
+            f_.summaries_[fn].backwardParams |= 1u << p;
+            changed = true;
+          }
+        }
+        if (round == 0) subjects.emplace_back(c, arg);
+      }
+    }
+    if (!changed) break;
+  }
+}
+
+bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
+  std::vector<std::pair<NodeId, NodeId>> subjects;  // (the call that proves, the expression it runs on)
+  for (NodeId c = 0; c < m_.exprs.size(); ++c) {
+    if (m_.expr(c).kind != ExprKind::Call || !(f_.isBackwardCall(c) || f_.isAutogradGradCall(c))) continue;
+    if (f_.gradMode_[m_.expr(c).stmt] == GradMode::Disabled) continue;
+    subjects.emplace_back(c, f_.backwardSubject(c));
+  }
+  computeBackwardParams(subjects);
+  bool any = false;
+  for (const auto& [c, subject] : subjects) {
+    // Back along the data: the assignment that reaches each root, then what its value was
+    // computed from (and, through `out["loss"]` / `out.loss`, the value `out` was assigned).
+    std::vector<NodeId> work;
+    // `compute_loss(x).backward()`, `self._backward(self.g_loss(z))`: the call's own result.
+    if (subject != kNone && m_.expr(subject).kind == ExprKind::Call && f_.values_[subject].history == Tri::Unknown) {
+      proofs[subject] = c;
+      any = true;
+    }
+    subjectRoots(m_, f_.values_, subject, work);
+    for (int budget = 32; !work.empty() && budget > 0; --budget) {
+      NodeId e = work.back();
+      work.pop_back();
+      while (m_.expr(e).kind == ExprKind::Attribute || m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
+      if (m_.expr(e).kind != ExprKind::Name) continue;
+      NodeId site = f_.useSite_[e];
+      if (site == kNone || m_.stmt(site).kind != StmtKind::Assign) continue;
+      provenTargets_.insert({site, m_.expr(e).text});
+      NodeId v = m_.stmt(site).value;
+      if (v == kNone || f_.values_[v].history == Tri::No) continue;
+      if (f_.values_[v].history == Tri::Unknown) {
+        proofs[v] = c;
+        any = true;
+      }
+      subjectRoots(m_, f_.values_, v, work);
+    }
+  }
+  return any;
+}
+
+}  // namespace oomlint
