@@ -411,14 +411,14 @@ std::string brief(const Module& m, NodeId e, size_t max) {
   return t;
 }
 
-NodeId forwardReading(const Facts& f, NodeId loop, std::string_view path) {
+NodeId forwardReading(const Facts& f, NodeId loop, std::string_view path, bool withHistory) {
   const Module& m = f.module();
   if (path.empty()) return kNone;
   for (NodeId o : f.statementsWithin(loop))
     for (NodeId c : f.callsOf(o)) {
       if (!f.isForwardCall(c)) continue;
       for (const Arg& a : argsOf(m, m.expr(c)))
-        if (f.mentionsPath(a.value, path)) return c;
+        if (withHistory ? f.readWithHistory(a.value, path, loop) != kNone : f.mentionsPath(a.value, path)) return c;
     }
   return kNone;
 }

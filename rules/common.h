@@ -68,8 +68,10 @@ void noteLoop(Finding& f, const Facts& facts, NodeId loop);
 bool calledPerIteration(const Facts& facts, NodeId iteration);
 
 /// A forward call of the loop that takes `path` in an argument (`model(x, h)`, `model(input)`):
-/// the loop feeds the value back into the model. kNone when none does.
-NodeId forwardReading(const Facts& facts, NodeId loop, std::string_view path);
+/// the loop feeds the value back into the model. kNone when none does. With `withHistory`, only
+/// a read that passes the value's history on counts (Facts::readWithHistory: not `h.detach()`,
+/// and through the iteration's own names).
+NodeId forwardReading(const Facts& facts, NodeId loop, std::string_view path, bool withHistory = false);
 /// An identifier in `e` (a name or attribute, lower-cased) contains `word`: naming evidence
 /// (`logits`, `out_logits`, `self.lm_logits`), the weakest kind.
 bool identifierMentions(const Facts& facts, NodeId e, std::string_view word);

@@ -115,6 +115,9 @@ class Oom102 final : public Rule {
     if (f.value(st.value).history != Tri::Yes) return;
     NodeId loop = storeOutlivesLoop(f, st, true);  // a loop, or a framework step
     if (loop == kNone) return;
+    // State the loop feeds back into its forward (`self.hidden = h`, then `self.gru(x,
+    // self.hidden)`): carried state, OOM107's finding.
+    if (st.attribute && forwardReading(f, loop, f.pathKey(st.container), true) != kNone) return;
     NodeId root = st.container;
     while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;

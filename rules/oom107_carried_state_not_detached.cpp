@@ -86,8 +86,11 @@ class Oom107 final : public Rule {
     const Stmt& st = m.stmt(s);
     if (st.kind != StmtKind::Assign || st.value == kNone || st.targets.count != 1) return;
     if (reportCarriedAcrossForwards(ctx, s)) return;
+    // The training loop the state is carried across: the innermost around the statement, or one
+    // around a loop of its own that has no backward (time steps unrolled within a batch).
     NodeId loop = f.enclosingLoop(s);
-    if (loop == kNone || !(f.loopRole(loop) & loop_role::kTraining)) return;
+    while (loop != kNone && !(f.loopRole(loop) & loop_role::kTraining)) loop = f.enclosingLoop(loop);
+    if (loop == kNone) return;
     if (f.gradMode(s) != GradMode::Enabled || f.value(st.value).history != Tri::Yes) return;
     std::vector<NodeId> names;
     const Expr& t = m.expr(st.target);
@@ -196,8 +199,8 @@ class Oom107 final : public Rule {
   /// the loop. kNone when it is not.
   static NodeId fedBack(const Facts& f, NodeId s, NodeId loop, std::string_view name) {
     const Module& m = f.module();
-    if (f.mentionsPath(m.stmt(s).value, name)) return m.stmt(s).value;
-    return forwardReading(f, loop, name);
+    if (f.readWithHistory(m.stmt(s).value, name, loop) != kNone) return m.stmt(s).value;
+    return forwardReading(f, loop, name, true);
   }
 
   /// Another statement of the loop rebinds the state to something without history

@@ -173,19 +173,54 @@ bool Facts::carriedAcrossForwards(NodeId stmt, NodeId target) const {
   const Expr& t = m_.expr(target);
   if (t.kind != ExprKind::Attribute || !isSelfName(m_, t.lhs)) return false;
   std::string_view key = pathKey(target);
-  if (key.empty() || !mentionsPath(st.value, key)) return false;
+  if (key.empty() || readWithHistory(st.value, key, fun.defStmt) == kNone) return false;
   // Every other writer must be a first state made without history under a test of it
   // (`if self.hidden is None: self.hidden = self.init_hidden(x)`).
   for (NodeId o : attributeWriters(t.text)) {
     if (o == stmt) continue;
     const Stmt& os = m_.stmt(o);
-    if (os.kind != StmtKind::Assign || os.function != st.function || value(os.value).history != Tri::No) return false;
+    if (os.kind != StmtKind::Assign || value(os.value).history != Tri::No) return false;
+    if (m_.functions[os.function].name == "__init__" && m_.functions[os.function].cls == fun.cls) continue;  // the first state
+    if (os.function != st.function) return false;
     bool guarded = false;
     for (NodeId p = os.parent; p != kNone && !guarded; p = m_.stmt(p).parent)
       guarded = m_.stmt(p).kind == StmtKind::If && mentionsPath(m_.stmt(p).value, key);
     if (!guarded) return false;
   }
   return true;
+}
+
+NodeId Facts::readWithHistory(NodeId e, std::string_view path, NodeId scope, int depth) const {
+  if (e == kNone || path.empty() || depth > 4) return kNone;
+  // Calls without history (and `.data`, `.grad`): nothing under them passes any on.
+  std::vector<Span> stripped;
+  forSubtree(e, [&](NodeId x) {
+    const Expr& ex = m_.expr(x);
+    bool strips = ex.kind == ExprKind::Call ? values_[x].history == Tri::No
+                                            : ex.kind == ExprKind::Attribute && (ex.text == "data" || ex.text == "grad");
+    if (strips) stripped.push_back(ex.span);
+  });
+  auto underStripped = [&](const Span& sp) {
+    return std::any_of(stripped.begin(), stripped.end(), [&](const Span& s) { return sp.begin >= s.begin && sp.end <= s.end; });
+  };
+  NodeId found = kNone;
+  std::vector<NodeId> locals;
+  forSubtree(e, [&](NodeId x) {
+    const Expr& ex = m_.expr(x);
+    if (found != kNone || (ex.kind != ExprKind::Name && ex.kind != ExprKind::Attribute) || underStripped(ex.span)) return;
+    std::string_view p = pathKey(x);
+    if (p == path || (p.size() > path.size() && p.substr(0, path.size()) == path && p[path.size()] == '.')) found = x;
+    else if (ex.kind == ExprKind::Name) locals.push_back(x);
+  });
+  if (found != kNone) return found;
+  for (NodeId n : locals) {
+    NodeId site = useSite_[n];
+    if (site == kNone || site == m_.expr(e).stmt || m_.stmt(site).kind != StmtKind::Assign) continue;
+    bool inScope = m_.stmt(scope).kind == StmtKind::FunctionDef ? m_.stmt(site).function == m_.stmt(scope).def : within(site, scope);
+    if (!inScope) continue;
+    if (readWithHistory(m_.stmt(site).value, path, scope, depth + 1) != kNone) return n;
+  }
+  return kNone;
 }
 
 bool Facts::isReturned(uint32_t fn, std::string_view path) const {

@@ -185,6 +185,11 @@ class Facts {
   /// `e` reads `path`: a Name or attribute path in its subtree equal to it or under it
   /// (`losses` in `torch.stack(losses).sum()`, `self.total` in `self.total.item()`).
   bool mentionsPath(NodeId e, std::string_view path) const;
+  /// Where `e` reads what `path` holds, history and all, or kNone: a mention not under a call
+  /// that leaves the history behind (`cell(x, h.detach())` reads no history of `h`), or a name
+  /// that a statement within `scope` (a loop, a def) assigned from such a read (`hn =
+  /// torch.clamp(cell(x) + h)`, then `h = hn`). What carried state feeds back into the graph.
+  NodeId readWithHistory(NodeId e, std::string_view path, NodeId scope, int depth = 0) const;
   /// Calls `fn` on every expression of `e`'s subtree (itself included).
   template <typename Fn>
   void forSubtree(NodeId e, Fn&& fn) const;
