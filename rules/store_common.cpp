@@ -128,6 +128,14 @@ NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansInte
   // `state["out"] = out` ... `state["out"] = None`: emptied before the iteration ends.
   if (!grows(st) && m.stmt(st.stmt).kind == StmtKind::Assign && f.clearedLaterInIteration(st.stmt, m.stmt(st.stmt).target, loop))
     return kNone;
+  // `saved.append(log_prob)` per time step, `saved.clear()` after the episode's backward: the
+  // container is emptied later in the iteration of this loop, or of the training loop around it
+  // (not of an epoch loop around the training loop: a whole epoch's graphs would pile up).
+  if (grows(st) && !st.viaMethod)
+    for (NodeId l = loop; l != kNone && m.stmt(l).kind != StmtKind::FunctionDef; l = f.enclosingLoop(l)) {
+      if (f.clearedLaterInIteration(st.stmt, st.container, l)) return kNone;
+      if (f.loopRole(l) & loop_role::kTraining) break;
+    }
   NodeId root = st.container;
   while (m.expr(root).kind == ExprKind::Subscript) root = m.expr(root).lhs;
   std::string_view key = f.pathKey(root);

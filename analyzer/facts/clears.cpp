@@ -39,6 +39,7 @@ bool Facts::sameSlot(NodeId a, NodeId b) const {
   const Expr& x = m_.expr(a);
   const Expr& y = m_.expr(b);
   if (x.kind != y.kind) return false;
+  if (x.kind == ExprKind::Name) return x.text == y.text;
   if (x.kind == ExprKind::Attribute) return !pathKey(a).empty() && pathKey(a) == pathKey(b);
   if (x.kind != ExprKind::Subscript || x.rhs == kNone || y.rhs == kNone) return false;
   // `state["out"]` and `state["out"]`: the same container and the same written key.
@@ -49,11 +50,22 @@ bool Facts::sameSlot(NodeId a, NodeId b) const {
 bool Facts::clearsSlot(NodeId s, NodeId slot) const {
   const Stmt& st = m_.stmt(s);
   if (st.kind == StmtKind::Delete) {
-    for (NodeId t : items(m_, st.targets))
+    for (NodeId t : items(m_, st.targets)) {
       if (sameSlot(t, slot)) return true;
+      // `del saved[:]`: the whole container emptied.
+      const Expr& d = m_.expr(t);
+      if (d.kind == ExprKind::Subscript && d.rhs != kNone && m_.textOf(d.rhs) == ":" && sameSlot(d.lhs, slot)) return true;
+    }
     return false;
   }
-  if (st.kind != StmtKind::Assign || st.value == kNone || !emptyValue(m_, st.value)) return false;
+  // `saved.clear()` (Python and C++).
+  if (st.kind == StmtKind::Expr && st.value != kNone && m_.expr(st.value).kind == ExprKind::Call && methodName(m_, st.value) == "clear" &&
+      m_.expr(st.value).argCount == 0)
+    return receiverOf(m_, st.value) != kNone && sameSlot(receiverOf(m_, st.value), slot);
+  if (st.kind != StmtKind::Assign || st.value == kNone) return false;
+  const Expr& v = m_.expr(st.value);
+  bool emptyList = v.kind == ExprKind::Container && v.argCount == 0 && !shape::isComprehension(v.shape);  // `saved = []`
+  if (!emptyList && !emptyValue(m_, st.value)) return false;
   for (NodeId t : items(m_, st.targets))
     if (sameSlot(t, slot)) return true;
   return false;

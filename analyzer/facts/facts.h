@@ -344,7 +344,8 @@ class Facts {
   /// Targets `a` and `b` name the same slot: one attribute path, or one container's element
   /// under the same written key (`state["out"]`).
   bool sameSlot(NodeId a, NodeId b) const;
-  /// Statement `s` empties `slot`: assigns it `None` or deletes it.
+  /// Statement `s` empties `slot`: assigns it `None` or an empty list, deletes it, or empties the
+  /// whole container (`saved.clear()`, `del saved[:]`).
   bool clearsSlot(NodeId s, NodeId slot) const;
   /// After `store` writes `slot`, a statement that every path through the rest of `iteration`
   /// runs empties it again (`state["out"] = None` at the end of the step): what was stored does
