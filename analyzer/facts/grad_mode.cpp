@@ -1,8 +1,9 @@
 // Pass 3, grad mode: enabled / disabled / unknown at every statement.
 //
 // Inside a function: `with torch.no_grad()` / `inference_mode` / `enable_grad` /
-// `set_grad_enabled(flag)` blocks, `torch.set_grad_enabled(False)` statements and
-// `stack.enter_context(torch.no_grad())` (the rest of the block), joined at the end of branches.
+// `set_grad_enabled(flag)` blocks (also through a variable: `ctx = torch.no_grad()`, `with ctx:`),
+// `torch.set_grad_enabled(False)` statements and `stack.enter_context(torch.no_grad())` (the rest
+// of the block), joined at the end of branches.
 // At entry: the function's decorator (`@torch.no_grad()`, `@torch.inference_mode()`), else what
 // every call site of this file says, else enabled (unknown for nested functions and lambdas).
 #include "facts/builder.h"
@@ -20,12 +21,14 @@ Local join(Local a, Local b) { return a == b ? a : Local::Unknown; }
 
 class GradModeWalker {
  public:
-  GradModeWalker(const Module& m, std::vector<Local>& out) : m_(m), out_(out) {}
+  GradModeWalker(const Facts& f, const Module& m, std::vector<Local>& out) : f_(f), m_(m), out_(out) {}
 
-  /// Grad effect of a context expression (`torch.no_grad()`, `torch.set_grad_enabled(False)`).
-  Local contextEffect(NodeId ctx) const {
+  /// Grad effect of a context expression (`torch.no_grad()`, `torch.set_grad_enabled(False)`,
+  /// a name bound to one). `depth` bounds chains of names bound to names.
+  Local contextEffect(NodeId ctx, int depth = 0) const {
     const Expr& e = m_.expr(ctx);
     const std::string& canon = m_.canonical(ctx);
+    if (e.kind == ExprKind::Conditional) return conditionalEffect(e, depth);
     if (e.kind == ExprKind::Call) {
       if (canon == "torch.inference_mode" || canon == "torch.autograd.inference_mode") {
         NodeId a = positionalArg(m_, ctx, 0);
@@ -46,6 +49,7 @@ class GradModeWalker {
     }
     if (isGradDisablingCtx(canon)) return Local::Disabled;
     if (isGradEnablingCtx(canon)) return Local::Enabled;
+    if (e.kind == ExprKind::Name) return variableEffect(ctx, depth);
     return Local::Inherit;
   }
 
@@ -118,6 +122,44 @@ class GradModeWalker {
   }
 
  private:
+  /// `nullcontext() if train else torch.no_grad()`: the join of both arms, so a context chosen at
+  /// run time leaves the mode unknown rather than enabled.
+  Local conditionalEffect(const Expr& e, int depth) const {
+    ArgRange args = argsOf(m_, e);  // {body, cond, else}
+    if (args.size() != 3 || args.b[0].value == kNone || args.b[2].value == kNone) return Local::Unknown;
+    return join(contextEffect(args.b[0].value, depth + 1), contextEffect(args.b[2].value, depth + 1));
+  }
+
+  /// A context held in a variable (`ctx = torch.inference_mode()` ... `with ctx:`): the join of
+  /// what every assignment of the name in its function (or, for a module-level name, in the
+  /// module) binds, since any of them may reach the `with` (a loop, a branch). A parameter of
+  /// the function is one more unknown binding, taken as the caller's mode as before.
+  Local variableEffect(NodeId name, int depth) const {
+    const Expr& e = m_.expr(name);
+    if (depth > 4 || e.stmt == kNone) return Local::Inherit;
+    uint32_t fn = m_.stmt(e.stmt).function;
+    std::string_view text = e.text;
+    if (f_.assignmentsOf(fn, text).empty()) {
+      if (!f_.isModuleName(fn, text)) return Local::Inherit;
+      fn = 0;
+    }
+    const Function& fun = m_.functions[fn];
+    bool param = false;
+    for (uint32_t i = 0; i < fun.paramCount && !param; ++i) param = m_.params[fun.firstParam + i].name == text;
+    bool first = !param;
+    Local effect = Local::Inherit;
+    for (NodeId s : f_.assignmentsOf(fn, text)) {
+      const Stmt& st = m_.stmt(s);
+      // `ctx = torch.no_grad()` binds the value; an unpack (`a, ctx = ...`) binds a part of it.
+      bool plain = st.value != kNone && st.targets.count == 1 && m_.expr(*m_.listBegin(st.targets)).kind == ExprKind::Name;
+      Local here = plain ? contextEffect(st.value, depth + 1) : Local::Unknown;
+      effect = first ? here : join(effect, here);
+      first = false;
+    }
+    return effect;
+  }
+
+  const Facts& f_;
   const Module& m_;
   std::vector<Local>& out_;
 };
@@ -151,7 +193,7 @@ GradMode decoratorMode(const Module& m, uint32_t fn) {
 void FactsBuilder::computeGradModes() {
   size_t nf = m_.functions.size(), ns = m_.stmts.size();
   std::vector<Local> local(ns, Local::Inherit);
-  GradModeWalker walker(m_, local);
+  GradModeWalker walker(f_, m_, local);
   for (size_t fn = 0; fn < nf; ++fn) walker.block(m_.functions[fn].body, Local::Inherit);
 
   std::vector<GradMode> decorated(nf, GradMode::Unknown);
