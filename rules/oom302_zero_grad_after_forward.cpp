@@ -23,7 +23,10 @@ Flags `zero_grad()` sequenced after the forward pass and before `backward()` in 
 step: an iteration of a training loop, or a step function (called on a training path of the file,
 or stepping an optimizer outside the program's `main`). Branches count: a `zero_grad()` on another
 branch does not clear the gradients of this one; one on every path before the forward does.
-Calls of functions of the file count with the events they run.
+Calls of functions of the file count with the events they run. A forward whose graph a
+`torch.autograd.grad` without `create_graph`/`retain_graph` consumes before the `zero_grad()`
+(Langevin sampling, an adversarial attack) is not flagged: that graph is freed, not
+back-propagated after the `zero_grad()`.
 
 ## Why is this bad?
 Memory peaks during the forward (activations saved for backward). If the previous step's gradients
@@ -88,6 +91,53 @@ bool backwardBefore(const Facts& f, uint32_t fn, NodeId s) {
   return false;
 }
 
+/// An `autograd.grad` call that leaves its graph for a later backward: `create_graph` or
+/// `retain_graph` set (a gradient penalty adds the gradients to the loss), or flags passed by
+/// position.
+bool keepsGraph(const Facts& f, const Module& m, NodeId call) {
+  if (f.flagArg(call, "create_graph") != Tri::No || f.flagArg(call, "retain_graph") != Tri::No) return true;
+  return positionalArg(m, call, 3) != kNone;
+}
+
+/// The forward `fw` feeds `e`: its call is inside `e`, or a name `e` reads was assigned from it,
+/// a few assignments back (`energy = net(x).sum()`, then `torch.autograd.grad(energy, x)`).
+bool feeds(const Facts& f, const Module& m, const StepEvent& fw, NodeId e, int depth = 0) {
+  if (e == kNone || depth > 3) return false;
+  bool found = false;
+  f.forSubtree(e, [&](NodeId x) {
+    if (found) return;
+    if (x == fw.call) {
+      found = true;
+      return;
+    }
+    if (m.expr(x).kind != ExprKind::Name) return;
+    std::vector<NodeId> defs;
+    f.definitionsOf(x, defs);
+    for (NodeId d : defs)
+      if (d == fw.stmt || feeds(f, m, fw, m.stmt(d).value, depth + 1)) {
+        found = true;
+        return;
+      }
+  });
+  return found;
+}
+
+/// Event `e` consumes the graph of forward `fw`. A backward does (as the rule always took it). So
+/// does a `torch.autograd.grad` that `fw` feeds and that keeps no graph (Langevin steps, attack
+/// refinement): the graph is freed, not back-propagated after the zero_grad. A helper's
+/// `autograd.grad` consumes the forwards of the same call, or one handed to it, when each one it
+/// runs frees its graph; one run by a function of another module is taken to.
+bool consumesGraph(const Facts& f, const Module& m, const StepEvent& fw, const StepEvent& e) {
+  if (e.kind == event::kBackward) return true;
+  if (e.kind != event::kAutogradGrad || e.call == kNone) return false;
+  if (f.isAutogradGradCall(e.call)) return !keepsGraph(f, m, e.call) && feeds(f, m, fw, f.backwardSubject(e.call));
+  if (fw.call != e.call && !feeds(f, m, fw, e.call)) return false;
+  for (uint32_t callee : f.callTargets(e.call))
+    for (const StepEvent& inner : f.events(callee))
+      if (inner.kind == event::kAutogradGrad && f.isAutogradGradCall(inner.call) && keepsGraph(f, m, inner.call)) return false;
+  return true;
+}
+
 class Oom302 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
@@ -119,7 +169,8 @@ class Oom302 final : public Rule {
     std::vector<StepEvent> step;
     for (const StepEvent& e : loop != kNone ? f.eventsWithin(loop) : std::span<const StepEvent>(f.events(fn)))
       if (inStep(e.stmt)) step.push_back(e);
-    // A forward whose graph is back-propagated after this zero_grad (no backward in between), and
+    // A forward whose graph is back-propagated after this zero_grad (no backward or graph-freeing
+    // `autograd.grad` in between), and
     // that no earlier zero_grad on every path to it already cleared the gradients for. A backward
     // on every path to the zero_grad has consumed the forwards of the statements before it.
     size_t from = step.size();
@@ -133,7 +184,7 @@ class Oom302 final : public Rule {
       if (fw.kind != event::kForward || !before(fw, self)) continue;
       bool backwardBetween = false, backwardAfter = false, cleared = false;
       for (const StepEvent& e : step) {
-        if (e.kind == event::kBackward && before(fw, e) && before(e, self)) backwardBetween = true;
+        if (consumesGraph(f, m, fw, e) && before(fw, e) && before(e, self)) backwardBetween = true;
         if (e.kind == event::kBackward && before(self, e) && !f.exclusive(fw.stmt, e.stmt)) backwardAfter = true;
         if (e.kind == event::kZeroGrad && e.call != call && before(e, fw) && (e.stmt == fw.stmt || f.dominates(e.stmt, fw.stmt)))
           cleared = true;
