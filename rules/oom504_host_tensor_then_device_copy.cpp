@@ -18,6 +18,9 @@ written for one (a `"cuda"` string, a `torch.cuda` call, a `.cuda()`). A device 
 `self.device`, not a tensor's `x.device`) is also the GPU when a file it imports or a file that
 imports it names CUDA, so `make_mask(n, device)` in a helper module counts when main.py builds
 `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`.
+A factory given a `generator=` is flagged only when the generator is known to be created on the
+GPU (`torch.Generator(device="cuda")`): a CPU generator cannot draw a GPU tensor, so
+`torch.randn(shape, generator=g).to(device)` (the reproducible-sampling idiom) is left alone.
 
 ## Why is this bad?
 The tensor is first allocated and filled in host memory, then copied over PCIe into a second,
@@ -65,6 +68,27 @@ bool randomFactory(std::string_view n) {
   return false;
 }
 
+/// `gen` is known to be a GPU generator: `torch.Generator(device="cuda")` (seeded or not), or a
+/// name every assignment of which binds one.
+bool gpuGenerator(const Facts& f, const Module& m, NodeId gen, int depth = 0) {
+  if (gen == kNone || depth > 3) return false;
+  const Expr& e = m.expr(gen);
+  if (e.kind == ExprKind::Name) {
+    std::vector<NodeId> defs;
+    f.definitionsOf(gen, defs);
+    if (defs.empty()) return false;
+    for (NodeId d : defs)
+      if (m.stmt(d).kind != StmtKind::Assign || !gpuGenerator(f, m, m.stmt(d).value, depth + 1)) return false;
+    return true;
+  }
+  if (e.kind != ExprKind::Call) return false;
+  if (methodName(m, gen) == "manual_seed") return gpuGenerator(f, m, receiverOf(m, gen), depth + 1);
+  if (m.canonical(gen) != "torch.Generator") return false;
+  NodeId dev = keywordArg(m, gen, "device");
+  if (dev == kNone) dev = positionalArg(m, gen, 0);
+  return dev != kNone && f.isGpuDeviceExpr(dev);
+}
+
 class Oom504 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
@@ -82,6 +106,10 @@ class Oom504 final : public Rule {
     bool det = deterministicFactory(name), rnd = randomFactory(name);
     if (!det && !rnd) return;
     if (keywordArg(m, factory, "device") != kNone || keywordArg(m, factory, "**") != kNone) return;
+    // A CPU generator (`torch.Generator()`, the reproducible-sampling idiom) cannot draw on the
+    // GPU: `device=` would raise. Only a generator known to live on the GPU keeps the finding.
+    NodeId generator = keywordArg(m, factory, "generator");
+    if (generator != kNone && m.expr(generator).kind != ExprKind::NoneLit && !gpuGenerator(f, m, generator)) return;
     // C++ factories take the device inside their TensorOptions argument: with options already
     // written (a dtype, say) the merge is the user's call; stay silent.
     bool cpp = m.lang == Lang::Cpp;
