@@ -12,7 +12,8 @@ constexpr RuleInfo kInfo{
 Flags `DataLoader(..., pin_memory=True)` in a distributed program (it reads `LOCAL_RANK` from the
 environment or calls `init_process_group`) that never calls `torch.cuda.set_device` (nor
 `torch.cuda.device(...)`, `torch.accelerator.set_device_index`, nor passes `device_id=` to
-`init_process_group`). The program is the whole of it, not the file: a `set_device` in `main.py`
+`init_process_group`, nor sets `os.environ["CUDA_VISIBLE_DEVICES"]` in the process so that it
+sees only its own GPU). The program is the whole of it, not the file: a `set_device` in `main.py`
 binds the device for the loaders `data.py` builds when `main.py` imports it, directly or not
 (docs/projects.md); another script beside it does not.
 

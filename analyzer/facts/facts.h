@@ -430,8 +430,9 @@ class Facts {
   /// The file clears gradients somewhere (zero_grad, `p.grad = None`, a framework that does it).
   /// A helper of another module that zeroes them is an event of the call (importedCallee).
   bool clearsGradients() const { return clearsGradients_; }
-  /// This file binds each process to its GPU (`set_device`, `init_process_group(device_id=)`):
-  /// what it tells the rest of its program.
+  /// This file binds each process to its GPU (`set_device`, `init_process_group(device_id=)`,
+  /// `os.environ["CUDA_VISIBLE_DEVICES"] = ...` set per process): what it tells the rest of its
+  /// program.
   bool bindsDevice() const;
   /// This file makes a GradScaler.
   bool usesGradScaler() const;

@@ -241,6 +241,17 @@ bool Facts::bindsDevice() const {
       return true;
     if (c == "torch.distributed.init_process_group" && keywordArg(m_, e, "device_id") != kNone) return true;
   }
+  // `os.environ["CUDA_VISIBLE_DEVICES"] = str(rank)` in each process before CUDA starts: the one
+  // GPU it sees is its own, so device 0 is that rank's GPU, not another rank's.
+  for (const Stmt& st : m_.stmts) {
+    if (st.kind != StmtKind::Assign) continue;
+    for (NodeId t : items(m_, st.targets)) {
+      const Expr& x = m_.expr(t);
+      if (x.kind != ExprKind::Subscript || x.rhs == kNone || m_.canonical(x.lhs) != "os.environ") continue;
+      const Expr& key = m_.expr(x.rhs);
+      if (key.kind == ExprKind::String && key.text.find("CUDA_VISIBLE_DEVICES") != std::string_view::npos) return true;
+    }
+  }
   return false;
 }
 

@@ -39,7 +39,8 @@ struct CallerContext {
 
 /// Facts about the whole program (the files connected to this one by imports).
 struct ProgramFacts {
-  bool bindsDevice = false;      // some file calls set_device / set_device_index / passes device_id
+  bool bindsDevice = false;      // some file calls set_device / set_device_index / passes device_id /
+                                 // sets CUDA_VISIBLE_DEVICES
   bool usesGradScaler = false;   // some file makes or uses a GradScaler (or an AMP optimizer owning one)
   bool mentionsCuda = false;     // some file is written for a GPU (Facts::mentionsCuda)
 };
