@@ -84,6 +84,9 @@ class FactsBuilder {
   std::vector<std::vector<uint32_t>> methodsOf_;
   /// Functions with callees first (recursive groups in any order).
   std::vector<uint32_t> bottomUp_;
+  /// Per statement: its grad mode were its function entered with autograd on. What a helper that
+  /// callers run in both modes returns to a caller that trains (values.cpp).
+  std::vector<GradMode> gradIfEntered_;
   /// Per call expression: the history evidence a backward gave it (second values round).
   std::vector<NodeId> historyEvidence_;
   /// (assignment, name) pairs a backward's evidence reached: of `loss, n = helper(...)` with

@@ -243,6 +243,8 @@ void FactsBuilder::computeGradModes() {
   }
   f_.gradMode_.assign(ns, GradMode::Unknown);
   for (NodeId s = 0; s < ns; ++s) f_.gradMode_[s] = resolve(local[s], f_.summaries_[functionOf(s)].entryGrad);
+  gradIfEntered_.assign(ns, GradMode::Unknown);
+  for (NodeId s = 0; s < ns; ++s) gradIfEntered_[s] = resolve(local[s], GradMode::Enabled);
 }
 
 }  // namespace oomlint

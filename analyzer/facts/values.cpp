@@ -204,9 +204,28 @@ class ValueWalker {
  public:
   ValueWalker(FactsBuilder& b, Facts& f, const Module& m) : b_(b), f_(f), m_(m) {}
 
+  /// Walks `fn`. A function its callers run in different grad modes (a Lightning `_shared_step`
+  /// of `training_step` and `validation_step`) is walked first as if entered with autograd on,
+  /// for what it returns (each call site applies its own mode), then as it is, for its values.
   void function(uint32_t fn) {
+    if (m_.functions[fn].isLambda) return;  // lambda bodies are evaluated where they appear
+    Summary& s = f_.summaries_[fn];
+    if (fn == 0 || s.entryGrad != GradMode::Unknown) {
+      walkFunction(fn);
+      return;
+    }
+    enteredEnabled_ = true;
+    walkFunction(fn);
+    enteredEnabled_ = false;
+    ValueFact returns = s.returns;
+    std::vector<ValueFact> elems = s.returnElems;
+    walkFunction(fn);
+    s.returns = returns;
+    s.returnElems = std::move(elems);
+  }
+
+  void walkFunction(uint32_t fn) {
     const Function& fun = m_.functions[fn];
-    if (fun.isLambda) return;  // lambda bodies are evaluated where they appear
     Env env;
     currentLoop_ = kBoundOutsideLoops;
     loopDepth_ = 0;
@@ -248,6 +267,7 @@ class ValueWalker {
   int loopDepth_ = 0;
   ReturnAcc returns_;
   bool addsLoss_ = false;  // the update being bound adds a loss (addsLoss)
+  bool enteredEnabled_ = false;  // walking as if the function were entered with autograd on
 
   /// An update of `target` by `value` adds a loss: the output of a loss function, or a value a
   /// backward of this function runs on (`loss.backward(); total += loss`).
@@ -282,7 +302,10 @@ class ValueWalker {
     env.put(key, grown);
   }
 
-  GradMode modeAt(NodeId stmt) const { return stmt == kNone ? GradMode::Unknown : f_.gradMode_[stmt]; }
+  GradMode modeAt(NodeId stmt) const {
+    if (stmt == kNone) return GradMode::Unknown;
+    return enteredEnabled_ ? b_.gradIfEntered_[stmt] : f_.gradMode_[stmt];
+  }
 
   ValueFact eval(Env& env, NodeId e) {
     if (e == kNone) return {};
@@ -564,6 +587,11 @@ class ValueWalker {
       for (size_t i = 1; i < targets.size(); ++i) out = joinFact(out, f_.summaries_[targets[i]].returns);
       if (targets.size() == 1) out = withArguments(out, e);
       if (mode == GradMode::Disabled) out.history = Tri::No;
+      // Walked as if entered with autograd on (function()): from a call whose mode is unknown, the
+      // history is unknown too.
+      if (mode == GradMode::Unknown && out.history == Tri::Yes &&
+          std::any_of(targets.begin(), targets.end(), [&](uint32_t t) { return f_.summaries_[t].entryGrad == GradMode::Unknown; }))
+        out.history = Tri::Unknown;
       if (out.history == Tri::Yes) out.origin = e;
       return out;
     }
