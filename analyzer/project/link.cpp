@@ -105,7 +105,7 @@ void Project::publish(size_t i, FileExports e) {
   addClasses(i);
   for (const ExportedClass& c : exports_[i].classes) {
     ClassState& st = classes_[keyOf(i, c.name)];
-    st.informative = !st.tensor && (st.info.module || st.info.accumulator || st.info.framework);
+    st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.framework);
   }
 }
 
@@ -149,7 +149,7 @@ void Project::link() {
   // meter or recorder, or a framework's class. (One whose methods merely have summaries is asked
   // about through those methods; answering for the class too re-analysed every user of torch.fx
   // and torch.distributions for nothing.)
-  for (auto& [key, st] : classes_) st.informative = !st.tensor && (st.info.module || st.info.accumulator || st.info.framework);
+  for (auto& [key, st] : classes_) st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.framework);
 
   // Callers: every other module's calls, joined per function they run.
   std::vector<std::vector<size_t>> edges(n);
