@@ -67,13 +67,21 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
     out.attribute = true;
     return true;
   }
-  if (t.kind == ExprKind::Name && m.expr(st.value).kind == ExprKind::Call) {
-    const std::string& canon = m.canonical(st.value);
+  // `acc = out if acc is None else torch.cat([acc, out])` (C++: `acc.defined() ? ... : out`): the
+  // arm that grows it.
+  NodeId grown = st.value;
+  if (t.kind == ExprKind::Name && m.expr(grown).kind == ExprKind::Conditional && m.expr(grown).argCount == 3) {
+    const Expr& c = m.expr(grown);
+    NodeId body = m.args[c.firstArg].value, orelse = m.args[c.firstArg + 2].value;
+    grown = m.expr(body).kind == ExprKind::Call && !m.canonical(body).empty() ? body : orelse;
+  }
+  if (t.kind == ExprKind::Name && m.expr(grown).kind == ExprKind::Call) {
+    const std::string& canon = m.canonical(grown);
     if (canon != "torch.cat" && canon != "torch.concat" && canon != "torch.concatenate" && canon != "torch.vstack" &&
         canon != "torch.hstack")
       return false;
-    NodeId seq = positionalArg(m, st.value, 0);
-    if (seq == kNone) seq = keywordArg(m, st.value, "tensors");
+    NodeId seq = positionalArg(m, grown, 0);
+    if (seq == kNone) seq = keywordArg(m, grown, "tensors");
     if (seq == kNone || m.expr(seq).kind != ExprKind::Container) return false;
     std::string_view key = f.pathKey(st.target);
     NodeId self = kNone, other = kNone;

@@ -1403,6 +1403,11 @@ class Lowerer {
       }
       keywords.push_back(kw);
     }
+    // `torch::cat({acc, out}, 0)`: a list built from a braced list (a vector's, an ArrayRef's
+    // initializer_list constructor) is that list, as Python's `[acc, out]`.
+    if (args.size() == 1 && isa<CXXStdInitializerListExpr>(ctor->getArg(0)->IgnoreImplicit()) &&
+        m_.exprs[args[0]].kind == ExprKind::Container)
+      return args[0];
     if (canon == "std.vector" && args.empty()) {
       NodeId id = newExpr(ExprKind::Container, spanOf(range));
       return id;
