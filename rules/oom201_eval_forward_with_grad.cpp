@@ -27,7 +27,9 @@ enabled: no enclosing `with torch.no_grad():` / `torch.inference_mode()` (contex
 A forward is a call of a module, of its `forward`, or of a well-known method that runs it
 (`forward_features`, `encode_image`, `get_text_features`, `extract_features`, `predict_step`; not
 `encode`, `decode` or `generate`: tokenizers have them, and Whisper and Hugging Face run theirs
-under their own `no_grad`).
+under their own `no_grad`), or a method of a module class of the file that runs the module's
+layers (`model.encode_query(q)` on a `DualEncoder` in eval mode, the class known from the call
+sites that pass the model in too).
 
 An evaluation path is a forward of a module that was put in eval mode (`eval()` belongs to its
 receiver: after `teacher.eval()` only the teacher's forwards count, and a module passed to a helper

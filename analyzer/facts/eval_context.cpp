@@ -201,6 +201,8 @@ class EvalWalker {
       std::string_view p = f_.pathKey(a.value);
       if (!p.empty()) args.push_back(p);
     }
+    // `model.encode_query(q)`: the receiver is the method's `self` (mapIntoCallee).
+    if (NodeId recv = receiverOf(m_, call); recv != kNone && !onSelf && !f_.pathKey(recv).empty()) args.push_back(f_.pathKey(recv));
     // Module-level names reach the callee as its globals (mapIntoCallee keeps those it reads).
     bool atModuleLevel = m_.stmt(m_.expr(call).stmt).function == 0;
     for (const EvalEntry& e : set) {
@@ -383,6 +385,10 @@ EvalSet mapIntoCallee(const Facts& f, const Module& m, uint32_t fn, NodeId call,
     for (const EvalEntry& e : at)
       if (isSelfPath(e.path)) mapped.push_back(e);
   bool bound = fun.cls >= 0 && m.expr(m.expr(call).lhs).kind == ExprKind::Attribute;
+  // `model.encode_query(q)` with `model` in eval mode: the method's `self` is.
+  if (bound && fun.paramCount > 0 && !calledOnSelf(m, call))
+    if (NodeId op = covers(at, f.pathKey(m.expr(m.expr(call).lhs).lhs)); op != kNone)
+      mapped.push_back({m.params[fun.firstParam].name, op});
   for (uint32_t i = 0; i < fun.paramCount; ++i) {
     std::string_view pname = m.params[fun.firstParam + i].name;
     if (bound && i == 0) continue;

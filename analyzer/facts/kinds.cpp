@@ -125,6 +125,12 @@ void FactsBuilder::putKind(uint32_t fn, std::string_view path, Kind kind, Eviden
     }
   }
   Facts::KindFact& slot = f_.kinds_[scope][path];
+  // The class, learnt from weaker evidence of the same kind (a parameter's call sites agree on a
+  // `DualEncoder`, where its own uses said only "a module"): its methods are then known.
+  if (slot.kind == kind && kind != Kind::Unknown && slot.cls < 0 && cls >= 0) {
+    slot.cls = cls;
+    kindsChanged_ = true;
+  }
   if (ev < slot.evidence) return;
   if (ev > slot.evidence || slot.kind == Kind::Unknown) {
     bool poisoned = ev == slot.evidence && slot.kind == Kind::Unknown;
