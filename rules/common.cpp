@@ -411,6 +411,46 @@ std::string brief(const Module& m, NodeId e, size_t max) {
   return t;
 }
 
+bool readWithHistoryElsewhere(const Facts& f, NodeId loop, NodeId s, std::string_view key) {
+  const Module& m = f.module();
+  for (NodeId o : f.statementsWithin(loop))
+    if (o != s && m.stmt(o).value != kNone && f.readWithHistory(m.stmt(o).value, key, loop) != kNone) return true;
+  return false;
+}
+
+NodeId runningUpdateRead(const Facts& f, NodeId value, std::string_view key, NodeId& added, bool* average) {
+  const Module& m = f.module();
+  added = kNone;
+  if (value == kNone || key.empty()) return kNone;
+  const Expr& v = m.expr(value);
+  // `avg = loss if avg is None else 0.98 * avg + 0.02 * loss`: the arm that updates.
+  if (v.kind == ExprKind::Conditional && v.argCount == 3) {
+    NodeId r = runningUpdateRead(f, m.args[v.firstArg].value, key, added, average);
+    return r != kNone ? r : runningUpdateRead(f, m.args[v.firstArg + 2].value, key, added, average);
+  }
+  if (v.kind != ExprKind::BinOp || (v.text != "+" && v.text != "-")) return kNone;
+  // The read of `key` in a term: the term itself, or a factor of a product (`0.9 * key`).
+  auto readIn = [&](NodeId term) -> NodeId {
+    if (f.pathKey(term) == key) return term;
+    const Expr& t = m.expr(term);
+    if (t.kind != ExprKind::BinOp || t.text != "*") return kNone;
+    if (f.pathKey(t.lhs) == key) return t.lhs;
+    if (f.pathKey(t.rhs) == key) return t.rhs;
+    return kNone;
+  };
+  if (NodeId r = readIn(v.lhs); r != kNone) {
+    added = v.rhs;
+    if (average) *average = r != v.lhs;
+    return r;
+  }
+  if (NodeId r = readIn(v.rhs); r != kNone && v.text == "+") {
+    added = v.lhs;
+    if (average) *average = r != v.rhs;
+    return r;
+  }
+  return kNone;
+}
+
 NodeId forwardReading(const Facts& f, NodeId loop, std::string_view path, bool withHistory) {
   const Module& m = f.module();
   if (path.empty()) return kNone;

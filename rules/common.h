@@ -72,6 +72,16 @@ bool calledPerIteration(const Facts& facts, NodeId iteration);
 /// a read that passes the value's history on counts (Facts::readWithHistory: not `h.detach()`,
 /// and through the iteration's own names).
 NodeId forwardReading(const Facts& facts, NodeId loop, std::string_view path, bool withHistory = false);
+
+/// A running update of `key` by `value`: `key + x`, `x + key`, `key - x`, or an exponential
+/// moving average, `a * key + b * x` (either order, either factor side), also as the arm of a
+/// conditional (`x if key is None else ...`). The read of `key` in it, with the term it adds in
+/// `added`; kNone when `value` is none of these. `average` (optional) tells the moving average.
+NodeId runningUpdateRead(const Facts& facts, NodeId value, std::string_view key, NodeId& added, bool* average = nullptr);
+
+/// Another statement of `loop` than `s` reads `key` with its history (Facts::readWithHistory): a
+/// moving average of outputs fed into the loss (`(out - target).pow(2)`) is carried state.
+bool readWithHistoryElsewhere(const Facts& facts, NodeId loop, NodeId s, std::string_view key);
 /// An identifier in `e` (a name or attribute, lower-cased) contains `word`: naming evidence
 /// (`logits`, `out_logits`, `self.lm_logits`), the weakest kind.
 bool identifierMentions(const Facts& facts, NodeId e, std::string_view word);

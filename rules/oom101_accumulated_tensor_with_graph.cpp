@@ -19,7 +19,12 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags a tensor that carries autograd history (a model output, a loss, or arithmetic on them)
 accumulated into a variable or object that outlives the loop iteration: `total += loss`,
-`total = total + loss`, `meter.update(loss)`, `running[k] += loss`.
+`total = total + loss`, `meter.update(loss)`, `running[k] += loss`, an exponential moving average
+(`avg = 0.98 * avg + 0.02 * loss`, also as `loss if avg is None else ...`).
+
+History also passes through helpers: what a function returns computed from a parameter (`return
+loss * k`) carries the history of the argument each caller gives it, and a helper whose backward
+runs on a parameter proves its caller's argument.
 
 History is known from evidence: the output of a module's forward or a loss, what a function of the
 file or of another module of the project returns (per element of a returned tuple), and any tensor
@@ -99,13 +104,16 @@ class Oom101 final : public Rule {
       // `total += loss`
       check(ctx, s, st.target, st.target, st.value, kNone);
     } else if (st.kind == StmtKind::Assign && st.targets.count == 1 && st.value != kNone &&
-               m.expr(st.value).kind == ExprKind::BinOp && (m.expr(st.value).text == "+" || m.expr(st.value).text == "-")) {
-      // `total = total + loss` / `total = loss + total`
-      std::string_view key = f.pathKey(st.target);
-      const Expr& bin = m.expr(st.value);
-      if (key.empty()) return;
-      if (f.pathKey(bin.lhs) == key) check(ctx, s, st.target, bin.lhs, bin.rhs, kNone);
-      else if (f.pathKey(bin.rhs) == key && bin.text == "+") check(ctx, s, st.target, bin.rhs, bin.lhs, kNone);
+               (m.expr(st.value).kind == ExprKind::BinOp || m.expr(st.value).kind == ExprKind::Conditional)) {
+      // `total = total + loss`, `total = loss + total`, `avg = 0.98 * avg + 0.02 * loss`
+      NodeId added = kNone;
+      bool average = false;
+      NodeId read = runningUpdateRead(f, st.value, f.pathKey(st.target), added, &average);
+      if (read == kNone) return;
+      // A moving average the loop reads back into its graph is carried state: OOM107's.
+      NodeId loop = f.enclosingLoop(s);
+      if (average && loop != kNone && readWithHistoryElsewhere(f, loop, s, f.pathKey(st.target))) return;
+      check(ctx, s, st.target, read, added, kNone);
     } else if (st.kind == StmtKind::Expr && st.value != kNone && m.expr(st.value).kind == ExprKind::Call) {
       checkAccumulatingCall(ctx, s, st.value);
     }
@@ -171,6 +179,12 @@ class Oom101 final : public Rule {
     noteOutside(finding, f, targetUse);
     noteLoop(finding, f, loop);
     std::string repl = withMethod(m, value, ".item()", ".item<double>()");
+    const Stmt& st = m.stmt(s);
+    if (st.kind == StmtKind::Assign && m.expr(st.value).kind == ExprKind::Conditional) {
+      // `avg = loss if avg is None else ...`: the other arm stores the tensor itself.
+      finding.withFix(Applicability::DisplayOnly, "Accumulate numbers: `.item()` on every tensor the update stores");
+      return;
+    }
     finding.withFix(Applicability::Unsafe,
                     "Accumulate `" + brief(m, value, 30) + (ctx.lang() == Lang::Python ? ".item()`" : ".item<double>()`"),
                     {replaceExpr(m, value, repl)});

@@ -108,9 +108,11 @@ class Oom107 final : public Rule {
       if (!f.readBeforeWritten(loop, name)) continue;
       NodeId feed = fedBack(f, s, loop, name);
       if (feed == kNone) continue;
-      // `x = x + loss` is an accumulation: OOM101's finding.
-      const Expr& v = m.expr(st.value);
-      if (v.kind == ExprKind::BinOp && (f.pathKey(v.lhs) == name || f.pathKey(v.rhs) == name)) continue;
+      // `x = x + loss`, `avg = 0.9 * avg + 0.1 * loss` are accumulations: OOM101's finding.
+      NodeId added = kNone;
+      bool average = false;
+      if (runningUpdateRead(f, st.value, name, added, &average) != kNone && (!average || !readWithHistoryElsewhere(f, loop, s, name)))
+        continue;
       if (detachedInLoop(f, s, loop, name)) continue;
       Finding& fd = ctx.report(kInfo, st.span,
                                ticked(name) + " is computed from this iteration's graph and fed into the next one "

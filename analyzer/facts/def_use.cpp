@@ -196,8 +196,10 @@ NodeId Facts::readWithHistory(NodeId e, std::string_view path, NodeId scope, int
   std::vector<Span> stripped;
   forSubtree(e, [&](NodeId x) {
     const Expr& ex = m_.expr(x);
-    bool strips = ex.kind == ExprKind::Call ? values_[x].history == Tri::No
-                                            : ex.kind == ExprKind::Attribute && (ex.text == "data" || ex.text == "grad");
+    // `h is None`, `a and b`: a truth value, no tensor.
+    bool strips = ex.kind == ExprKind::Compare || ex.kind == ExprKind::BoolOp ||
+                  (ex.kind == ExprKind::Call ? values_[x].history == Tri::No
+                                             : ex.kind == ExprKind::Attribute && (ex.text == "data" || ex.text == "grad"));
     if (strips) stripped.push_back(ex.span);
   });
   auto underStripped = [&](const Span& sp) {
