@@ -20,7 +20,10 @@ constexpr RuleInfo kInfo{
     "Micro-batch losses are summed and back-propagated once after the loop, keeping every graph alive",
     R"doc(## What it does
 Flags gradient accumulation written as "sum the micro-batch losses in a loop, call `backward()` once
-after it". The finding is on the single `backward()`.
+after it". The finding is on the single `backward()`. A loop that carries state with history from
+one iteration into the next (`h = cell(x[t], h)`: the time steps of one sequence, an unrolled
+decoder) is not flagged: its graphs are chained, and one backward over the summed losses is
+back-propagation through time.
 
 ## Why is this bad?
 Until that backward runs, every micro-batch's graph and saved activations stay alive: the peak is
@@ -141,6 +144,30 @@ class Oom104 final : public Rule {
   }
 
  private:
+  /// The loop feeds state with history from one iteration into the next (`h = cell(x[t], h)`):
+  /// time steps of one sequence, not micro-batches. Their graphs are chained, so the one backward
+  /// over the summed losses is back-propagation through time, not a choice.
+  static bool carriesGraph(const Facts& f, NodeId loop) {
+    const Module& m = f.module();
+    for (NodeId s : f.statementsWithin(loop)) {
+      const Stmt& st = m.stmt(s);
+      if (st.kind != StmtKind::Assign || st.value == kNone || st.targets.count != 1) continue;
+      if (f.value(st.value).history != Tri::Yes) continue;
+      // `h = cell(x, h)`, `out, state = decoder(y, state)`.
+      std::vector<NodeId> names{st.target};
+      if (m.expr(st.target).kind == ExprKind::Container)
+        for (const Arg& a : argsOf(m, m.expr(st.target))) names.push_back(a.value);
+      for (NodeId t : names) {
+        std::string_view key = f.pathKey(t);
+        if (key.empty() || !f.readBeforeWritten(loop, key)) continue;
+        NodeId added = kNone;
+        if (runningUpdateRead(f, st.value, key, added) != kNone) continue;  // the sum itself
+        if (f.readWithHistory(st.value, key, loop) != kNone) return true;
+      }
+    }
+    return false;
+  }
+
   static bool accumulatesInto(const Facts& f, NodeId loop, NodeId subject, NodeId& accumulatedAt, NodeId& summand) {
     const Module& m = f.module();
     std::unordered_set<std::string_view> perIter = perIterationNames(f, loop);
@@ -154,7 +181,7 @@ class Oom104 final : public Rule {
             if (f.mentionsPath(a.value, n)) forwardOnData = true;
       }
     }
-    if (!forwardOnData) return false;
+    if (!forwardOnData || carriesGraph(f, loop)) return false;
     for (NodeId s : f.statementsWithin(loop)) {
       if (s == loop) continue;
       const Stmt& st = m.stmt(s);
