@@ -37,8 +37,8 @@ only: DPO-style losses return detached rewards beside the loss. `meter.update(lo
 class sums its argument into the instance (`self.sum += val * n`, also through a differentiable
 torch function or a Horovod collective: `self.sum += hvd.allreduce(val)`), whatever it is called, whether
 the class is in this file or another module of the project (inherited methods included); for a
-class outside the project, when the receiver is named for a meter (`update`, or torchnet's
-`add`). A step a training framework runs once per batch (Lightning's `training_step`, a Hugging Face Trainer's `compute_loss`) is an
+class outside the project, when the receiver is named for a meter (`update`; `add` of a meter
+torchnet made). A step a training framework runs once per batch (Lightning's `training_step`, a Hugging Face Trainer's `compute_loss`) is an
 iteration: `self.epoch_loss += loss` there keeps every step's graph. So is a step function a loop
 of the file calls on every iteration (`self.train_step(batch)` in `for batch in loader:`), unless
 another method of its class or a caller backpropagates what it sums. A meter that sums the elements
@@ -138,8 +138,15 @@ class Oom101 final : public Rule {
       }
       return;
     }
-    // `loss_meter.update(loss)`, torchnet's `meter.add(loss)`.
-    if (methodName(m, call) != "update" && methodName(m, call) != "add") return;
+    // `loss_meter.update(loss)`; `add` only of a meter torchnet made (`tnt.meter.AverageValueMeter()`):
+    // a class of unseen code named Meter may add anything.
+    std::string_view meth = methodName(m, call);
+    bool torchnet = false;
+    std::vector<NodeId> defs;
+    f.definitionsOf(recv, defs);
+    for (NodeId d : defs)
+      if (m.stmt(d).value != kNone && m.canonical(m.stmt(d).value).starts_with("torchnet.meter.")) torchnet = true;
+    if (meth != "update" && !(meth == "add" && torchnet)) return;
     std::string lower = names::lower(f.pathKey(recv));
     if (lower.find("meter") == std::string::npos) return;
     check(ctx, s, recv, recv, positionalArg(m, call, 0), kNone);
