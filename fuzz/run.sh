@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target over its committed seeds (CI: a fixed number of runs; by hand: pass
 # -max_total_time=1800 to fuzz each for 30 minutes). The Python targets are seeded straight from
-# fixtures/python and examples/ (no copies); the LSP and config targets from fuzz/corpus/. New
+# fixtures/python and examples/ (no copies); the LSP, config and trace targets from fuzz/corpus/. New
 # inputs go to a scratch folder, never into the repository; crashes are written to fuzz/crashes/.
 #   bash fuzz/run.sh BUILD_DIR [libFuzzer options...]
 set -euo pipefail
@@ -15,7 +15,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}use_sigaltstack=0"
 repo="$(cd "$root/.." && pwd)"
 # Each C++ input is a Clang run (~0.1 s): with a fixed number of runs (CI), that target gets a
 # tenth of them, still covering every seed.
-targets=(python_rules fix lsp config)
+targets=(python_rules fix lsp config trace)
 [[ -x "$build/fuzz/cpp_rules_fuzz" ]] && targets+=(cpp_rules)
 for t in "${targets[@]}"; do
   case "$t" in

@@ -37,7 +37,7 @@ def main():
         with open(path, "rb") as fh:
             entries.append((arcname, fh.read(), executable))
 
-    for file in ("__init__.py", "__main__.py"):
+    for file in ("__init__.py", "__main__.py", "trace.py"):
         add_file(f"oomlint/{file}", os.path.join(ROOT, "packaging", "python", "oomlint", file))
     add_file(f"{data_dir}/scripts/oomlint", os.path.join(stage, "bin", "oomlint"), executable=True)
     lib = os.path.join(stage, "lib", "oomlint")

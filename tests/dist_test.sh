@@ -47,10 +47,22 @@ PATH="$work/venv/bin:$PATH" oomlint check --no-cache --output-format concise exa
 grep -q "mnist_classifier.cpp:43:5: OOM101" "$work/cpp.txt" && pass "wheel: the C++ front end runs" \
   || { fail "wheel: C++ not checked"; cat "$work/cpp.txt" >&2; }
 
+# `python -m oomlint trace`: reports on a saved trace, and finds its bootstrap in the wheel (the
+# environment has no PyTorch, so the bootstrap stops there and says so).
+"$work/venv/bin/python" -m oomlint trace --report fixtures/trace/oom102_history.trace.json --root . --no-check \
+  > "$work/trace.txt" 2>&1
+grep -q "fixtures/trace/oom102_history.py:16  +1.00 MiB/step" "$work/trace.txt" && pass "wheel: trace --report" \
+  || { fail "wheel: trace --report"; cat "$work/trace.txt" >&2; }
+rc=0; "$work/venv/bin/oomlint" trace -- "$work/venv/bin/python" fixtures/trace/clean.py > "$work/trace.txt" 2>&1 || rc=$?
+[[ $rc == 2 ]] && grep -q "PyTorch cannot be imported" "$work/trace.txt" && pass "wheel: the trace bootstrap runs" \
+  || { fail "wheel: the trace bootstrap (rc $rc)"; cat "$work/trace.txt" >&2; }
+
 # The tarball: relocatable, wherever it is unpacked.
 mkdir -p "$work/anywhere/deep"
 tar -C "$work/anywhere/deep" -xzf "$tarball"
 same tarball "$work/anywhere/deep/oomlint-$version-x86_64-linux/bin/oomlint"
+[[ -f "$work/anywhere/deep/oomlint-$version-x86_64-linux/lib/oomlint/python/oomlint/trace.py" ]] \
+  && pass "tarball: the trace bootstrap is beside the binary" || fail "tarball lacks lib/oomlint/python/oomlint/trace.py"
 for bin in bin/oomlint lib/oomlint/liboomlint-cpp.so; do
   extra="$(readelf -d "$work/anywhere/deep/oomlint-$version-x86_64-linux/$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
            grep -v -x -E 'libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux-x86-64\.so\.2' || true)"
@@ -62,6 +74,7 @@ depends="$(dpkg-deb -f "$deb" Depends)"
 [[ "$depends" == "libc6 (>= 2.35)" ]] && pass ".deb depends on: $depends" || fail ".deb depends on: $depends"
 contents="$(dpkg-deb -c "$deb")"
 for f in ./usr/bin/oomlint ./usr/lib/oomlint/liboomlint-cpp.so ./usr/lib/oomlint/clang/include/stddef.h \
+         ./usr/lib/oomlint/python/oomlint/trace.py \
          ./usr/share/doc/oomlint/copyright ./usr/share/doc/oomlint/CHANGELOG.md; do
   grep -q " $f\$" <<<"$contents" || fail ".deb lacks $f"
 done

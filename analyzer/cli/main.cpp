@@ -17,6 +17,7 @@
 #include "cli/inspect.h"
 #include "cli/project_check.h"
 #include "cli/verify.h"
+#include "cli/trace.h"
 #include "files/walk.h"
 #include "config/config.h"
 #include "engine/engine.h"
@@ -629,6 +630,23 @@ int main(int argc, char** argv) {
   auto* server = app.add_subcommand("server", "Run the Language Server (LSP) over stdio");
   auto* version = app.add_subcommand("version", "The version, the license, and what this build of oomlint can read");
 
+  TraceArgs ta;
+  auto* traceCmd = app.add_subcommand("trace", "Run a Python training program and measure its GPU memory per step, "
+                                                "or report on a saved trace: `oomlint trace -- python train.py`");
+  traceCmd->add_option("--report", ta.report, "Report on this saved trace instead of running a program");
+  traceCmd->add_option("--trace-file", ta.traceFile, "Where the run's trace is written (default: oomlint-trace.json; "
+                                                     "PyTorch's snapshot goes beside it as .pickle)");
+  traceCmd->add_option("--steps", ta.steps, "Stop the program cleanly after this many steps");
+  traceCmd->add_option("--device", ta.device, "The CUDA device to record (an index; default 0)");
+  traceCmd->add_flag("--cpp-frames", ta.cppFrames, "Record C++ frames too (slower)");
+  traceCmd->add_option("--max-events", ta.maxEvents, "How many allocator events the history keeps (default 1000000)");
+  traceCmd->add_option("--output-format", ta.format, "text (default), json or svg")->check(CLI::IsMember({"text", "json", "svg"}));
+  traceCmd->add_option("-o,--output-file", ta.outputFile, "Write the report to this file");
+  traceCmd->add_option("--fail-on-growth", ta.failOnGrowth, "Exit 1 when allocated memory grows faster than this per step (1MiB)");
+  traceCmd->add_flag("--no-check", ta.noCheck, "Do not run `check` on the program's files");
+  traceCmd->add_option("--root", ta.root, "The folder the trace's relative paths are read from (default: the run's folder)");
+  traceCmd->add_option("--config", ta.config, "The oomlint.toml / pyproject.toml the check uses");
+
   std::string cleanDir;
   auto* clean = app.add_subcommand("clean", "Remove the results cache (.oomlint_cache at the project root, or --cache-dir)");
   clean->add_option("--cache-dir", cleanDir, "The cache folder to remove");
@@ -636,12 +654,18 @@ int main(int argc, char** argv) {
   try {
     // `oomlint check FILES -- FLAGS`: as in clang-tidy, what follows `--` is the C++ compile
     // command for every file (no compile_commands.json is read).
+    // `oomlint trace [OPTIONS] -- python train.py`: what follows `--` is the program to run.
     int parsed = argc;
+    bool tracing = argc > 1 && std::string_view(argv[1]) == "trace";
     for (int i = 1; i < argc; ++i)
       if (std::string_view(argv[i]) == "--") {
         parsed = i;
-        ca.useFixedFlags = true;
-        ca.fixedFlags.assign(argv + i + 1, argv + argc);
+        if (tracing) {
+          ta.command.assign(argv + i + 1, argv + argc);
+        } else {
+          ca.useFixedFlags = true;
+          ca.fixedFlags.assign(argv + i + 1, argv + argc);
+        }
         break;
       }
     app.parse(parsed, argv);
@@ -666,6 +690,7 @@ int main(int argc, char** argv) {
       return runCheck(ca);
     }
     if (*server) return lsp::runServer(0, 1);
+    if (*traceCmd) return runTrace(ta);
     if (*version) {
       std::string why;
       bool cppFrontEnd = cpp::available(&why);

@@ -1,0 +1,279 @@
+// `oomlint trace`: the reader on damaged traces, the analysis and the join on traces recorded on an
+// H100 (fixtures/trace/PROVENANCE.gpu.txt), and the command line, bootstrap included.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/trace.h"
+#include "test_paths.h"
+#include "test_util.h"
+#include "trace/analysis.h"
+#include "trace/join.h"
+#include "trace/render.h"
+#include "trace/trace.h"
+
+namespace fs = std::filesystem;
+using testutil::slurp;
+using testutil::spit;
+using namespace oomlint::trace;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(OOMLINT_FIXTURES) + "/trace/" + name; }
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+Result oomlint(const std::string& args) {
+  fs::path base = fs::temp_directory_path() / ("oomlint_trace_" + std::to_string(::getpid()));
+  std::string out = base.string() + ".out", err = base.string() + ".err";
+  std::string cmd = "cd '" + std::string(OOMLINT_SOURCE) + "' && '" + OOMLINT_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  int status = std::system(cmd.c_str());
+  Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+std::string place(const Trace& t, int32_t frame) {
+  if (frame < 0) return "";
+  return t.files[t.frames[frame].file].path + ":" + std::to_string(t.frames[frame].line);
+}
+
+/// What each recorded leak program must show: the allocating line, its growth by construction
+/// (the fixture's docstring says why), and the finding that explains it ("" when none does yet).
+struct Leak {
+  const char* name;
+  const char* line;
+  double bytesPerStep;
+  const char* code;
+};
+
+const Leak kLeaks[] = {
+    {"oom101_aux_total", "fixtures/trace/oom101_aux_total.py:20", 2097152, "OOM101"},
+    {"oom102_history", "fixtures/trace/oom102_history.py:16", 1048576, "OOM102"},
+    {"oom103_eval_preds", "fixtures/trace/oom103_eval_preds.py:21", 1048576, "OOM103"},
+    {"oom107_hidden", "fixtures/trace/oom107_hidden.py:19", 1048576, "OOM107"},
+    // The hook only keeps what the layer allocated: no frame of the hook is in the blocks'
+    // stacks, so no finding explains it yet (docs/trace.md, "What the join cannot see").
+    {"oom108_hook", "fixtures/trace/oom108_hook.py:23", 1048576, ""},
+};
+
+TEST(TraceAnalysis, EachLeakIsItsAllocatingLineAtItsTrueGrowth) {
+  for (const Leak& leak : kLeaks) {
+    SCOPED_TRACE(leak.name);
+    Trace t = readTraceFile(fixture(std::string(leak.name) + ".trace.json"));
+    Analysis a = analyze(t);
+    ASSERT_EQ(a.growth.size(), 1u);
+    EXPECT_EQ(place(t, a.growth[0].frame), leak.line);
+    EXPECT_NEAR(a.growth[0].perStep, leak.bytesPerStep, 0.05 * leak.bytesPerStep);
+    ASSERT_TRUE(a.slopeKnown);
+    EXPECT_NEAR(a.slopeAllocated, leak.bytesPerStep, 0.05 * leak.bytesPerStep);
+  }
+}
+
+TEST(TraceAnalysis, TheCleanProgramDoesNotGrow) {
+  Trace t = readTraceFile(fixture("clean.trace.json"));
+  Analysis a = analyze(t);
+  EXPECT_TRUE(a.growth.empty());
+  ASSERT_TRUE(a.slopeKnown);
+  EXPECT_LT(std::fabs(a.slopeAllocated), 1024.0);
+  EXPECT_EQ(a.steps, 30u);
+  // Its peak holds the model, its gradients and AdamW's two moments, each read from the frames.
+  EXPECT_GT(a.peakKinds[static_cast<size_t>(Kind::Parameters)], 0);
+  EXPECT_GT(a.peakKinds[static_cast<size_t>(Kind::OptimizerState)], a.peakKinds[static_cast<size_t>(Kind::Parameters)]);
+  EXPECT_GT(a.peakKinds[static_cast<size_t>(Kind::Gradients)], 0);
+}
+
+TEST(TraceAnalysis, ReplayedPeakMatchesTheAllocatorsOwnCounter) {
+  for (const char* name : {"clean", "oom102_history", "oom201_eval", "oom105_retain"}) {
+    SCOPED_TRACE(name);
+    Trace t = readTraceFile(fixture(std::string(name) + ".trace.json"));
+    Analysis a = analyze(t);
+    int64_t counted = 0;
+    for (const Step& s : t.steps) counted = std::max(counted, s.peakAllocated);
+    // The counter rounds each block up to 512 bytes; the history keeps the sizes asked for.
+    EXPECT_NEAR(static_cast<double>(a.peakAllocated + t.run.baselineAllocated), static_cast<double>(counted), 0.02 * counted);
+  }
+}
+
+TEST(TraceJoin, EachLeakJoinsItsFinding) {
+  for (const Leak& leak : kLeaks) {
+    SCOPED_TRACE(leak.name);
+    Result r = oomlint("trace --report fixtures/trace/" + std::string(leak.name) + ".trace.json --root . --output-format json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["growing_lines"].size(), 1u);
+    const nlohmann::json& finding = j["growing_lines"][0]["finding"];
+    if (*leak.code == 0) {
+      EXPECT_TRUE(finding.is_null());
+      continue;
+    }
+    ASSERT_FALSE(finding.is_null());
+    EXPECT_EQ(finding["code"], leak.code);
+  }
+}
+
+TEST(TraceJoin, PeakFindingsCoverTheLinesThatDominateThePeak) {
+  for (const auto& [name, code] : {std::pair{"oom201_eval", "OOM201"}, std::pair{"oom105_retain", "OOM105"}}) {
+    SCOPED_TRACE(name);
+    Result r = oomlint(std::string("trace --report fixtures/trace/") + name + ".trace.json --root . --output-format json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(j["growing_lines"].empty());
+    bool found = false;
+    for (const auto& line : j["peak"]["lines"]) found |= !line["finding"].is_null() && line["finding"]["code"] == code;
+    EXPECT_TRUE(found);
+  }
+}
+
+TEST(TraceJoin, AFindingWhoseCodeRanWithoutGrowthIsUnconfirmed) {
+  // examples/train.py appends `loss` to a list once per epoch: the code ran, nothing it kept grew.
+  Result r = oomlint("trace --report fixtures/trace/examples_train.trace.json --root . --output-format json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["unconfirmed"].size(), 1u);
+  EXPECT_EQ(j["unconfirmed"][0]["code"], "OOM102");
+}
+
+/// The whole text report of every recorded trace, against the file beside it.
+/// `OOMLINT_UPDATE_SNAPSHOTS=1` rewrites them (review the diff before committing).
+TEST(TraceReport, TextSnapshots) {
+  for (const auto& entry : fs::directory_iterator(std::string(OOMLINT_FIXTURES) + "/trace")) {
+    std::string file = entry.path().filename().string();
+    if (file.size() < 11 || file.substr(file.size() - 11) != ".trace.json") continue;
+    std::string stem = file.substr(0, file.size() - 11);
+    SCOPED_TRACE(stem);
+    Result r = oomlint("trace --report fixtures/trace/" + file + " --root .");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    fs::path expected = entry.path().parent_path() / (stem + ".expected.txt");
+    if (std::getenv("OOMLINT_UPDATE_SNAPSHOTS")) spit(expected, r.out);
+    EXPECT_EQ(r.out, slurp(expected));
+  }
+}
+
+TEST(TraceReport, SvgChartNamesTheGrowingLine) {
+  Result r = oomlint("trace --report fixtures/trace/oom102_history.trace.json --root . --output-format svg");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("<svg", 0), 0u);
+  EXPECT_NE(r.out.find("fixtures/trace/oom102_history.py:16  +1.00 MiB/step  OOM102"), std::string::npos);
+  EXPECT_NE(r.out.find("</svg>"), std::string::npos);
+}
+
+TEST(TraceCli, FailOnGrowthGivesCiAnExitCode) {
+  EXPECT_EQ(oomlint("trace --report fixtures/trace/oom102_history.trace.json --root . --fail-on-growth 512KiB").rc, 1);
+  EXPECT_EQ(oomlint("trace --report fixtures/trace/oom102_history.trace.json --root . --fail-on-growth 2MiB").rc, 0);
+  EXPECT_EQ(oomlint("trace --report fixtures/trace/clean.trace.json --root . --fail-on-growth 1").rc, 0);
+  Result bad = oomlint("trace --report fixtures/trace/clean.trace.json --fail-on-growth lots");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--fail-on-growth takes a size"), std::string::npos);
+}
+
+TEST(TraceCli, ByteSizes) {
+  EXPECT_EQ(oomlint::parseByteSize("1048576"), 1048576);
+  EXPECT_EQ(oomlint::parseByteSize("512KiB"), 524288);
+  EXPECT_EQ(oomlint::parseByteSize("1.5MiB"), 1572864);
+  EXPECT_EQ(oomlint::parseByteSize("2G"), 2147483648);
+  EXPECT_EQ(oomlint::parseByteSize("-1"), -1);
+  EXPECT_EQ(oomlint::parseByteSize("1 parsec"), -1);
+  EXPECT_EQ(oomlint::parseByteSize(""), -1);
+}
+
+TEST(TraceCli, RefusesWhatItCannotRun) {
+  Result none = oomlint("trace");
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.err.find("give the program to run after `--`"), std::string::npos);
+  Result ls = oomlint("trace -- ls -l");
+  EXPECT_EQ(ls.rc, 2);
+  EXPECT_NE(ls.err.find("must start with python"), std::string::npos);
+  Result inline_ = oomlint("trace -- python3 -c 'print(1)'");
+  EXPECT_EQ(inline_.rc, 2);
+  EXPECT_NE(inline_.err.find("not `python -c`"), std::string::npos);
+  Result both = oomlint("trace --report fixtures/trace/clean.trace.json -- python3 x.py");
+  EXPECT_EQ(both.rc, 2);
+}
+
+TEST(TraceCli, BootstrapWithoutCudaSaysSoAndExits2) {
+  // Debian's python3-torch is the CPU build: the bootstrap must refuse before running anything.
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no torch in /usr/bin/python3";
+  fs::path dir = fs::temp_directory_path() / ("oomlint_trace_nocuda_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  spit(dir / "prog.py", "open('ran', 'w').write('yes')\n");
+  std::string cmd = "cd '" + dir.string() + "' && CUDA_VISIBLE_DEVICES= '" + OOMLINT_BINARY +
+                    "' trace -- /usr/bin/python3 prog.py >out 2>err";
+  int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(slurp(dir / "err").find("no CUDA device is available"), std::string::npos) << slurp(dir / "err");
+  EXPECT_FALSE(fs::exists(dir / "ran"));
+  EXPECT_FALSE(fs::exists(dir / "oomlint-trace.json"));
+  fs::remove_all(dir);
+}
+
+TEST(TraceReader, DamagedTracesGiveClearErrorsNeverACrash) {
+  std::string good = slurp(fixture("oom102_history.trace.json"));
+  ASSERT_NO_THROW(parseTrace(good));
+  // Every prefix of a real trace is refused with a message, never read past its end.
+  for (size_t cut : {size_t(0), size_t(1), good.size() / 3, good.size() / 2, good.size() - 1}) {
+    SCOPED_TRACE(cut);
+    EXPECT_THROW(parseTrace(good.substr(0, cut)), TraceError);
+  }
+  auto message = [](const std::string& text) {
+    try {
+      parseTrace(text);
+    } catch (const TraceError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string head = R"({"format":"oomlint-trace","version":1,"run":{},"files":[["a.py",true]],"frames":[[0,3,"f"]],"stacks":[[0]],)";
+  EXPECT_EQ(message("[]"), "not a trace: the top level is not a JSON object");
+  EXPECT_EQ(message(R"({"format":"other","version":1})"), "not an oomlint trace: \"format\" is not \"oomlint-trace\"");
+  EXPECT_EQ(message(R"({"format":"oomlint-trace","version":7})"), "trace version 7 is not one this oomlint reads (it reads 1)");
+  EXPECT_EQ(message(head + R"("steps":[],"events":[["a",1,512,4]]})"), "events[0]: 4 is not an index of stacks (1)");
+  EXPECT_EQ(message(head + R"("steps":[],"events":[["x",1,512,0]]})"), "events[0]: unknown action \"x\"");
+  EXPECT_EQ(message(head + R"("steps":[],"events":[["a",1,-5,0]]})"), "events[0]: negative size");
+  EXPECT_EQ(message(head + R"("steps":[[2,0,0,0,0,0.1]],"events":[]})"), "steps[0]: steps are not numbered 1, 2, 3 ...");
+  EXPECT_EQ(message(head + R"("steps":[[1,0,0,0,5,0.1]],"events":[]})"), "steps[0]: event 5 is outside the 0 events");
+  EXPECT_EQ(message(R"({"format":"oomlint-trace","version":1,"run":{},"files":[],"frames":[[0,3,"f"]],"stacks":[],"steps":[],"events":[]})"),
+            "frames[0]: 0 is not an index of files (0)");
+  EXPECT_EQ(message(head + R"("steps":[],"events":[]})"), "accepted");
+  Result r = oomlint("trace --report fixtures/trace/PROVENANCE.gpu.txt");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos);
+}
+
+TEST(TraceReader, ATraceWithNoStepsSaysHowToMarkThem) {
+  std::string text = R"({"format":"oomlint-trace","version":1,"run":{},"files":[["a.py",true]],"frames":[[0,3,"f"]],)"
+                     R"("stacks":[[0]],"steps":[],"events":[["a",1,512,0]],"oom":null})";
+  Trace t = parseTrace(text);
+  Analysis a = analyze(t);
+  ASSERT_FALSE(a.notes.empty());
+  EXPECT_NE(a.notes[0].find("oomlint.trace.step()"), std::string::npos);
+  EXPECT_EQ(a.peakAllocated, 512);
+}
+
+TEST(TraceAnalysis, AnOutOfMemoryEventNamesItsStepAndLine) {
+  std::string text = R"({"format":"oomlint-trace","version":1,"run":{"ended":"oom"},"files":[["a.py",true]],)"
+                     R"("frames":[[0,3,"f"],[0,9,"g"]],"stacks":[[0],[1]],)"
+                     R"("steps":[[1,512,2097152,512,1,0.1]],"events":[["a",1,512,0],["oom",1024,1073741824,1]],)"
+                     R"("oom":{"message":"CUDA out of memory","file":"a.py","line":9,"name":"g"}})";
+  Trace t = parseTrace(text);
+  Analysis a = analyze(t);
+  ASSERT_TRUE(a.oom);
+  EXPECT_EQ(a.oomStep, 2);
+  EXPECT_EQ(a.oomRequested, 1073741824);
+  EXPECT_EQ(place(t, a.oomFrame), "a.py:9");
+  std::vector<StaticFinding> none;
+  Join j = join(t, a, none, nullptr);
+  std::string text2 = renderText({t, a, none, j, ""});
+  EXPECT_NE(text2.find("Out of memory after the last step: asked for 1.0 GiB with 1.0 KiB free on the device"), std::string::npos)
+      << text2;
+}
+
+}  // namespace
