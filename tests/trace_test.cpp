@@ -133,6 +133,22 @@ TEST(TraceJoin, PeakFindingsCoverTheLinesThatDominateThePeak) {
   }
 }
 
+TEST(TraceAnalysis, ARunThatDiesOfOutOfMemoryIsReportedWithItsStepLineAndLeak) {
+  // Recorded on an H100 with the process held to 2% of the GPU: the 19th step's backward failed.
+  Trace t = readTraceFile(fixture("oom_error.trace.json"));
+  EXPECT_EQ(t.run.ended, "oom");
+  EXPECT_EQ(t.run.exitCode, 1);
+  Analysis a = analyze(t);
+  ASSERT_TRUE(a.oom);
+  EXPECT_EQ(a.oomStep, static_cast<int64_t>(a.steps) + 1);
+  EXPECT_EQ(a.oomRequested, 64 << 20);
+  // The allocator's oom event has no stack here; the error's traceback gives the line.
+  EXPECT_EQ(a.oomFile + ":" + std::to_string(a.oomLine), "fixtures/trace/oom_error.py:19");
+  ASSERT_EQ(a.growth.size(), 1u);
+  EXPECT_EQ(place(t, a.growth[0].frame), "fixtures/trace/oom_error.py:18");
+  EXPECT_NEAR(a.growth[0].perStep, 64 << 20, 0.05 * (64 << 20));
+}
+
 TEST(TraceJoin, AFindingWhoseCodeRanWithoutGrowthIsUnconfirmed) {
   // examples/train.py appends `loss` to a list once per epoch: the code ran, nothing it kept grew.
   Result r = oomlint("trace --report fixtures/trace/examples_train.trace.json --root . --output-format json");
@@ -269,10 +285,11 @@ TEST(TraceAnalysis, AnOutOfMemoryEventNamesItsStepAndLine) {
   EXPECT_EQ(a.oomStep, 2);
   EXPECT_EQ(a.oomRequested, 1073741824);
   EXPECT_EQ(place(t, a.oomFrame), "a.py:9");
+  EXPECT_EQ(a.oomFile + ":" + std::to_string(a.oomLine), "a.py:9");
   std::vector<StaticFinding> none;
   Join j = join(t, a, none, nullptr);
   std::string text2 = renderText({t, a, none, j, ""});
-  EXPECT_NE(text2.find("Out of memory after the last step: asked for 1.0 GiB with 1.0 KiB free on the device"), std::string::npos)
+  EXPECT_NE(text2.find("Out of memory in step 2, which did not finish: asked for 1.0 GiB with 1.0 KiB free on the device"), std::string::npos)
       << text2;
 }
 

@@ -237,11 +237,18 @@ void oom(const Trace& t, std::vector<int32_t>& userOf, Analysis& a) {
     a.oomRequested = e.size;
     a.oomFree = static_cast<int64_t>(e.addr);
     a.oomFrame = userOf[e.stack];
-    return;  // the first one: the one that ended the run, unless the program caught it
+    break;  // the first one: the one that ended the run, unless the program caught it
   }
-  if (t.oom.present) {
+  if (!a.oom && t.oom.present) {
     a.oom = true;
     a.oomStep = static_cast<int64_t>(t.steps.size()) + 1;
+  }
+  if (a.oomFrame >= 0) {
+    a.oomFile = t.files[t.frames[a.oomFrame].file].path;
+    a.oomLine = t.frames[a.oomFrame].line;
+  } else if (t.oom.present && !t.oom.file.empty()) {
+    a.oomFile = t.oom.file;
+    a.oomLine = t.oom.line;
   }
 }
 

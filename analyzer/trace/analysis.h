@@ -47,6 +47,9 @@ struct Analysis {
   bool oom = false;
   int64_t oomStep = 0, oomRequested = 0, oomFree = 0;
   int32_t oomFrame = -1;
+  /// The OOM's line in the program's own files: from the event's stack, else the error's traceback.
+  std::string oomFile;
+  int64_t oomLine = 0;
   std::vector<std::string> notes;  // what limits the figures above (lost history, too few steps)
 };
 

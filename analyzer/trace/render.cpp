@@ -132,15 +132,13 @@ std::string renderText(const ReportInput& in) {
     }
   }
   if (a.oom) {
-    o << "\nOut of memory " << stepName(a, a.oomStep);
+    o << "\nOut of memory in step " << a.oomStep
+      << (a.oomStep > static_cast<int64_t>(a.steps) ? ", which did not finish" : "");
     if (a.oomRequested > 0)
       o << ": asked for " << humanBytes(static_cast<double>(a.oomRequested)) << " with "
         << humanBytes(static_cast<double>(a.oomFree)) << " free on the device";
     o << "\n";
-    if (a.oomFrame >= 0)
-      o << "  at " << place(t, a.oomFrame) << "\n";
-    else if (t.oom.present && !t.oom.file.empty())
-      o << "  at " << t.oom.file << ":" << t.oom.line << "\n";
+    if (!a.oomFile.empty()) o << "  at " << a.oomFile << ":" << a.oomLine << "\n";
   }
   if (!in.join.unconfirmed.empty()) {
     o << "\nNot confirmed on this run (the code ran; no block it explains outlived its step):\n";
@@ -202,9 +200,7 @@ std::string renderJson(const ReportInput& in) {
                  {"fragmentation", std::max<int64_t>(0, a.peakReserved - total)},
                  {"step", a.peakStep}, {"kinds", kinds}, {"lines", peakLines}};
   out["oom"] = a.oom ? json{{"step", a.oomStep}, {"requested", a.oomRequested}, {"device_free", a.oomFree},
-                            {"place", a.oomFrame >= 0 ? placeJson(a.oomFrame)
-                                      : t.oom.file.empty() ? json(nullptr)
-                                                           : json{{"file", t.oom.file}, {"line", t.oom.line}, {"function", t.oom.name}}},
+                            {"place", a.oomFile.empty() ? json(nullptr) : json{{"file", a.oomFile}, {"line", a.oomLine}}},
                             {"message", t.oom.message}}
                      : json(nullptr);
   json unconfirmed = json::array();
