@@ -341,6 +341,8 @@ def _main(args):
 
     import runpy
     program = list(args)
+    # torch.OutOfMemoryError from 2.5 on; torch.cuda.OutOfMemoryError before (the same class since).
+    out_of_memory = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
     ended, exit_code, oom, pending = "exit", 0, None, None
     try:
         if program[0] == "-m":
@@ -360,7 +362,7 @@ def _main(args):
         code = e.code
         exit_code = code if isinstance(code, int) else (0 if code is None else 1)
         pending = e
-    except torch.OutOfMemoryError as e:
+    except out_of_memory as e:
         ended, exit_code, oom, pending = "oom", 1, _oom_site(e), e
     except KeyboardInterrupt as e:
         ended, exit_code, pending = "interrupted", 130, e
