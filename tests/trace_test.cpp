@@ -149,13 +149,35 @@ TEST(TraceAnalysis, ARunThatDiesOfOutOfMemoryIsReportedWithItsStepLineAndLeak) {
   EXPECT_NEAR(a.growth[0].perStep, 64 << 20, 0.05 * (64 << 20));
 }
 
-TEST(TraceJoin, AFindingWhoseCodeRanWithoutGrowthIsUnconfirmed) {
-  // examples/train.py appends `loss` to a list once per epoch: the code ran, nothing it kept grew.
+TEST(TraceJoin, EveryFindingThatExplainsAGrowingLineIsNamed) {
+  // examples/train.py both sums `loss` (OOM101) and appends it to a list (OOM102) every step: the
+  // kept loss scalars are explained by both, and neither is "not confirmed".
   Result r = oomlint("trace --report fixtures/trace/examples_train.trace.json --root . --output-format json");
   ASSERT_EQ(r.rc, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["unconfirmed"].size(), 1u);
-  EXPECT_EQ(j["unconfirmed"][0]["code"], "OOM102");
+  ASSERT_EQ(j["growing_lines"].size(), 1u);
+  const nlohmann::json& f = j["growing_lines"][0]["finding"];
+  EXPECT_EQ(f["code"], "OOM101");
+  ASSERT_EQ(f["also"].size(), 1u);
+  EXPECT_EQ(f["also"][0]["code"], "OOM102");
+  EXPECT_TRUE(j["unconfirmed"].empty());
+}
+
+TEST(TraceJoin, AGrowthFindingWhoseCodeRanWithoutGrowthIsUnconfirmed) {
+  // Three steps, each allocating at a.py:5 and freeing it again: the code ran, nothing grew.
+  std::string text = R"({"format":"oomlint-trace","version":1,"run":{},"files":[["a.py",true]],"frames":[[0,5,"f"]],)"
+                     R"("stacks":[[0]],"steps":[[1,0,0,512,2,0.1],[2,0,0,512,4,0.2],[3,0,0,512,6,0.3]],)"
+                     R"("events":[["a",1,512,0],["f",1,512,0],["a",1,512,0],["f",1,512,0],["a",1,512,0],["f",1,512,0]]})";
+  Trace t = parseTrace(text);
+  Analysis a = analyze(t);
+  EXPECT_TRUE(a.growth.empty());
+  std::vector<StaticFinding> findings(3);
+  findings[0].code = "OOM102", findings[0].file = "a.py", findings[0].line = 5;  // ran
+  findings[1].code = "OOM102", findings[1].file = "a.py", findings[1].line = 9;  // never ran
+  findings[2].code = "OOM201", findings[2].file = "a.py", findings[2].line = 5;  // not a growth rule
+  Join j = join(t, a, findings, nullptr);
+  ASSERT_EQ(j.unconfirmed.size(), 1u);
+  EXPECT_EQ(j.unconfirmed[0], 0);
 }
 
 /// The whole text report of every recorded trace, against the file beside it.

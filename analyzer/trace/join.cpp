@@ -98,6 +98,7 @@ Join join(const Trace& t, const Analysis& a, const std::vector<StaticFinding>& f
     std::set<Place> places = userPlaces(t, g);
     Explanation best;
     int bestScore = -1;
+    std::vector<int32_t> matches;  // growth findings that match
     for (size_t i = 0; i < findings.size(); ++i) {
       const StaticFinding& f = findings[i];
       Match m = Match::None;
@@ -109,8 +110,11 @@ Join join(const Trace& t, const Analysis& a, const std::vector<StaticFinding>& f
       ran[i] = true;
       // A growth line wants a growth finding; among equals, evidence beats the loop.
       int score = (growth && growthRule(f.code) ? 2 : 0) + (m == Match::Evidence ? 1 : 0);
-      if (score > bestScore) best = {static_cast<int32_t>(i), m}, bestScore = score;
+      if (score > bestScore) best.finding = static_cast<int32_t>(i), best.match = m, bestScore = score;
+      if (growth && growthRule(f.code)) matches.push_back(static_cast<int32_t>(i));
     }
+    for (int32_t i : matches)
+      if (i != best.finding) best.also.push_back(i);
     return best;
   };
 
@@ -118,6 +122,7 @@ Join join(const Trace& t, const Analysis& a, const std::vector<StaticFinding>& f
     Explanation e = explain(g, true);
     if (e.finding >= 0 && growthRule(findings[e.finding].code)) {
       explainsGrowth[e.finding] = true;
+      for (int32_t i : e.also) explainsGrowth[i] = true;
     } else {
       e = {};  // a peak finding does not explain growth
     }

@@ -34,6 +34,7 @@ enum class Match : uint8_t { None, Evidence, SameLoop };
 struct Explanation {
   int32_t finding = -1;  // index into the findings, -1: none
   Match match = Match::None;
+  std::vector<int32_t> also;  // other findings that explain it too (a loss both summed and stored)
 };
 
 struct Join {

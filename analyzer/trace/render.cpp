@@ -84,6 +84,7 @@ std::string renderText(const ReportInput& in) {
       const StaticFinding& f = in.findings[e.finding];
       o << "    " << findingPlace(f) << ": measured " << perStep(g.perStep) << " (" << estimateText(f) << ")\n"
         << "      " << f.message << "\n";
+      for (int32_t other : e.also) o << "    also " << findingPlace(in.findings[other]) << "\n";
     } else {
       ++unexplained;
       o << "    unexplained: no finding covers this line" << (in.checkNote.empty() ? "" : " (" + in.checkNote + ")") << "\n";
@@ -163,6 +164,10 @@ std::string renderJson(const ReportInput& in) {
     if (e.finding < 0) return nullptr;
     const StaticFinding& f = in.findings[e.finding];
     json j = {{"code", f.code}, {"file", f.file}, {"line", f.line}, {"message", f.message}, {"match", matchName(e.match)}};
+    json also = json::array();
+    for (int32_t other : e.also)
+      also.push_back({{"code", in.findings[other].code}, {"file", in.findings[other].file}, {"line", in.findings[other].line}});
+    j["also"] = also;
     j["estimated"] = f.estimated ? json{{"bytes", f.estimateBytes}, {"measure", f.estimateMeasure}} : json(nullptr);
     return j;
   };
@@ -204,7 +209,7 @@ std::string renderJson(const ReportInput& in) {
                             {"message", t.oom.message}}
                      : json(nullptr);
   json unconfirmed = json::array();
-  for (int32_t i : in.join.unconfirmed) unconfirmed.push_back(findingJson({i, Match::None}));
+  for (int32_t i : in.join.unconfirmed) unconfirmed.push_back(findingJson(Explanation{i, Match::None, {}}));
   out["unconfirmed"] = unconfirmed;
   out["notes"] = a.notes;
   if (!in.checkNote.empty()) out["check"] = in.checkNote;
