@@ -239,7 +239,8 @@ TEST(TraceCli, RefusesWhatItCannotRun) {
 
 TEST(TraceCli, BootstrapWithoutCudaSaysSoAndExits2) {
   // Debian's python3-torch is the CPU build: the bootstrap must refuse before running anything.
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no torch in /usr/bin/python3";
+  ASSERT_EQ(std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1"), 0)
+      << "/usr/bin/python3 cannot import torch: scripts/setup.sh installs python3-torch";
   fs::path dir = fs::temp_directory_path() / ("oomlint_trace_nocuda_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   spit(dir / "prog.py", "open('ran', 'w').write('yes')\n");

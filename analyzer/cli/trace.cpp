@@ -19,17 +19,13 @@
 #include "trace/join.h"
 #include "trace/render.h"
 #include "trace/trace.h"
+#include "util/executable.h"
 
 extern char** environ;
 
 namespace oomlint {
 namespace {
 
-std::string selfPath() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
 
 bool isFile(const std::string& p) {
   struct stat st {};
@@ -45,8 +41,7 @@ bool isDir(const std::string& p) {
 /// installed one's (../lib/oomlint/python/).
 std::string locateBootstrap() {
   if (const char* env = std::getenv("OOMLINT_TRACE_BOOTSTRAP"); env && *env) return isFile(env) ? env : "";
-  std::string self = selfPath();
-  std::string dir = self.substr(0, self.rfind('/'));
+  std::string dir = executableDir();
   for (const std::string& p : {dir + "/python/oomlint/trace.py", dir + "/../lib/oomlint/python/oomlint/trace.py"})
     if (isFile(p)) return p;
   return {};
@@ -185,7 +180,7 @@ std::vector<trace::StaticFinding> checkFiles(const trace::Trace& t, const TraceA
   }
   if (missing) note = std::to_string(missing) + " of the run's files are not under " + root + " (--root)";
   if (files.empty()) return {};
-  std::vector<std::string> argv{selfPath(), "check", "--output-format", "json", "--exit-zero", "--no-fix"};
+  std::vector<std::string> argv{executablePath(), "check", "--output-format", "json", "--exit-zero", "--no-fix"};
   if (!args.config.empty()) argv.insert(argv.end(), {"--config", args.config});
   argv.insert(argv.end(), files.begin(), files.end());
   std::string out;

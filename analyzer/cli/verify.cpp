@@ -4,6 +4,7 @@
 #include "facts/facts.h"
 #include "facts/sizes.h"
 #include "util/bytes.h"
+#include "util/executable.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,13 +29,6 @@ bool executable(const std::string& p) {
   return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
 }
 
-std::string selfDir() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return {};
-  std::string p(buf, static_cast<size_t>(n));
-  return p.substr(0, p.rfind('/'));
-}
 
 
 /// Sizes the flagged code states: `batch_size=32`, `nn.Linear(512, 2048)`, `% 8 == 0`, `vocab_size = 50257`.
@@ -230,7 +224,7 @@ std::string shellQuote(const std::string& s) {
 std::string locateProbe(const std::string& hint) {
   if (!hint.empty()) return executable(hint) ? hint : std::string();
   if (const char* env = std::getenv("OOMLINT_PROBE"); env && executable(env)) return env;
-  std::string dir = selfDir();
+  std::string dir = executableDir();
   for (const std::string& c : {dir + "/oomlint-probe", dir + "/runtime_check/oomlint-probe"})
     if (executable(c)) return c;
   if (const char* path = std::getenv("PATH")) {

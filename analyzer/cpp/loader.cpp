@@ -1,8 +1,6 @@
 #include "cpp/loader.h"
 
 #include <dlfcn.h>
-#include <limits.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +10,7 @@
 
 #include "cpp/plugin_api.h"
 #include "files/project_root.h"
+#include "util/executable.h"
 #include "util/path.h"
 
 namespace oomlint::cpp {
@@ -25,22 +24,6 @@ struct Loaded {
 Settings& settings() {
   static Settings s;
   return s;
-}
-
-/// The running binary's folder: /proc/self/exe, else (no /proc: containers, chroots) the path it
-/// was started by (AT_EXECFN) with its links resolved.
-std::string executableDir() {
-  char buf[PATH_MAX];
-  std::string path;
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n > 0) {
-    path.assign(buf, static_cast<size_t>(n));
-  } else if (const char* started = reinterpret_cast<const char*>(::getauxval(AT_EXECFN))) {
-    if (::realpath(started, buf)) path = buf;
-  }
-  if (path.empty()) return ".";
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
 /// Where the shared object can be: an explicit override, next to the binary (build tree), or

@@ -92,7 +92,7 @@ Join join(const Trace& t, const Analysis& a, const std::vector<StaticFinding>& f
   std::map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> loopCache;
   std::vector<std::pair<uint32_t, uint32_t>> loopOfFinding;
   for (const StaticFinding& f : findings) loopOfFinding.push_back(growthRule(f.code) ? loopOf(f, loops, loopCache) : std::make_pair(0u, 0u));
-  std::vector<bool> explainsGrowth(findings.size()), ran(findings.size());
+  std::vector<bool> explainsGrowth(findings.size());
 
   auto explain = [&](const LineGroup& g, bool growth) {
     std::set<Place> places = userPlaces(t, g);
@@ -107,7 +107,6 @@ Join join(const Trace& t, const Analysis& a, const std::vector<StaticFinding>& f
       else if (growth && inLoop(f, loopOfFinding[i], places))
         m = Match::SameLoop;
       if (m == Match::None) continue;
-      ran[i] = true;
       // A growth line wants a growth finding; among equals, evidence beats the loop.
       int score = (growth && growthRule(f.code) ? 2 : 0) + (m == Match::Evidence ? 1 : 0);
       if (score > bestScore) best.finding = static_cast<int32_t>(i), best.match = m, bestScore = score;
@@ -133,20 +132,15 @@ Join join(const Trace& t, const Analysis& a, const std::vector<StaticFinding>& f
     out.peak.push_back(dominant ? explain(g, false) : Explanation{});
   }
   // Whether each growth finding's code ran: its evidence or its loop is in some stack of the run.
-  for (const LineGroup& g : a.keptOnce) explain(g, true);
-  std::vector<bool> seen(findings.size());
-  {
-    std::set<Place> all;
-    for (uint32_t s = 0; s < t.stackCount(); ++s) {
-      auto [begin, end] = t.stack(s);
-      for (const uint32_t* f = begin; f != end; ++f)
-        if (t.files[t.frames[*f].file].user) all.insert({t.files[t.frames[*f].file].path, t.frames[*f].line});
-    }
-    for (size_t i = 0; i < findings.size(); ++i)
-      seen[i] = ran[i] || evidenceCovers(findings[i], all) || inLoop(findings[i], loopOfFinding[i], all);
+  std::set<Place> all;
+  for (uint32_t s = 0; s < t.stackCount(); ++s) {
+    auto [begin, end] = t.stack(s);
+    for (const uint32_t* f = begin; f != end; ++f)
+      if (t.files[t.frames[*f].file].user) all.insert({t.files[t.frames[*f].file].path, t.frames[*f].line});
   }
+  auto ran = [&](size_t i) { return evidenceCovers(findings[i], all) || inLoop(findings[i], loopOfFinding[i], all); };
   for (size_t i = 0; i < findings.size(); ++i)
-    if (growthRule(findings[i].code) && seen[i] && !explainsGrowth[i]) out.unconfirmed.push_back(static_cast<int32_t>(i));
+    if (growthRule(findings[i].code) && !explainsGrowth[i] && ran(i)) out.unconfirmed.push_back(static_cast<int32_t>(i));
   return out;
 }
 

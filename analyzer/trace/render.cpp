@@ -20,15 +20,6 @@ std::string place(const Trace& t, int32_t frame) {
   return t.files[f.file].path + ":" + std::to_string(f.line);
 }
 
-std::string twoDecimals(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = std::fabs(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s%.2f %s", bytes < 0 ? "-" : "+", v, units[u]);
-  return buf;
-}
 
 std::string findingPlace(const StaticFinding& f) { return f.code + " " + f.file + ":" + std::to_string(f.line); }
 
@@ -48,7 +39,10 @@ const char* matchName(Match m) { return m == Match::Evidence ? "evidence" : m ==
 
 }  // namespace
 
-std::string perStep(double bytes) { return twoDecimals(bytes) + "/step"; }
+std::string perStep(double bytes) {
+  std::string out(bytes < 0 ? "" : "+");
+  return out.append(humanBytes(bytes, 2)).append("/step");
+}
 
 std::string renderText(const ReportInput& in) {
   const Trace& t = in.trace;

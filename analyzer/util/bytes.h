@@ -8,7 +8,9 @@
 
 namespace oomlint {
 
-inline std::string humanBytes(double bytes) {
+/// `decimals` digits after the point: 1 reads best in prose; the trace's per-step growth takes 2,
+/// so that 1.00 and 1.02 MiB read apart.
+inline std::string humanBytes(double bytes, int decimals = 1) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = std::fabs(bytes);
   int u = 0;
@@ -17,7 +19,7 @@ inline std::string humanBytes(double bytes) {
     ++u;
   }
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s%.1f %s", bytes < 0 ? "-" : "", v, units[u]);
+  std::snprintf(buf, sizeof buf, "%s%.*f %s", bytes < 0 ? "-" : "", decimals, v, units[u]);
   return buf;
 }
 
