@@ -60,9 +60,9 @@ const Leak kLeaks[] = {
     {"oom102_history", "fixtures/trace/oom102_history.py:16", 1048576, "OOM102"},
     {"oom103_eval_preds", "fixtures/trace/oom103_eval_preds.py:21", 1048576, "OOM103"},
     {"oom107_hidden", "fixtures/trace/oom107_hidden.py:19", 1048576, "OOM107"},
-    // The hook only keeps what the layer allocated: no frame of the hook is in the blocks'
-    // stacks, so no finding explains it yet (docs/trace.md, "What the join cannot see").
-    {"oom108_hook", "fixtures/trace/oom108_hook.py:23", 1048576, ""},
+    // The hook allocates nothing: the bootstrap's record of the tensors it was called with ties
+    // the kept blocks to it, and so to the finding on its `append`.
+    {"oom108_hook", "fixtures/trace/oom108_hook.py:23", 1048576, "OOM108"},
 };
 
 TEST(TraceAnalysis, EachLeakIsItsAllocatingLineAtItsTrueGrowth) {
@@ -75,6 +75,23 @@ TEST(TraceAnalysis, EachLeakIsItsAllocatingLineAtItsTrueGrowth) {
     EXPECT_NEAR(a.growth[0].perStep, leak.bytesPerStep, 0.05 * leak.bytesPerStep);
     ASSERT_TRUE(a.slopeKnown);
     EXPECT_NEAR(a.slopeAllocated, leak.bytesPerStep, 0.05 * leak.bytesPerStep);
+  }
+}
+
+TEST(TraceAnalysis, AKeptBlockNamesTheHookThatSawIt) {
+  Trace t = readTraceFile(fixture("oom108_hook.trace.json"));
+  Analysis a = analyze(t);
+  ASSERT_EQ(a.growth.size(), 1u);
+  ASSERT_EQ(a.growth[0].hooks.size(), 1u);
+  const Hook& h = t.hooks[a.growth[0].hooks[0]];
+  EXPECT_EQ(h.name, "keep");
+  EXPECT_EQ(t.files[h.file].path + ":" + std::to_string(h.firstLine) + "-" + std::to_string(h.lastLine),
+            "fixtures/trace/oom108_hook.py:15-16");
+  // The input the hook also saw is the same tensor every step: it does not grow, and no other
+  // program's growth is tied to a hook.
+  for (const char* name : {"oom102_history", "oom103_eval_preds", "clean"}) {
+    Analysis other = analyze(readTraceFile(fixture(std::string(name) + ".trace.json")));
+    for (const LineGroup& g : other.growth) EXPECT_TRUE(g.hooks.empty()) << name;
   }
 }
 
@@ -282,6 +299,10 @@ TEST(TraceReader, DamagedTracesGiveClearErrorsNeverACrash) {
   EXPECT_EQ(message(R"({"format":"oomlint-trace","version":1,"run":{},"files":[],"frames":[[0,3,"f"]],"stacks":[],"steps":[],"events":[]})"),
             "frames[0]: 0 is not an index of files (0)");
   EXPECT_EQ(message(head + R"("steps":[],"events":[]})"), "accepted");
+  EXPECT_EQ(message(head + R"("steps":[],"events":[],"hooks":[[0,9,3,"h"]]})"), "hooks[0]: its lines are not a range");
+  EXPECT_EQ(message(head + R"("steps":[],"events":[],"hooks":[[0,3,9,"h"]],"hook_calls":[[1,4096,1]]})"),
+            "hook_calls[0]: 1 is not an index of hooks (1)");
+  EXPECT_EQ(message(head + R"("steps":[],"events":[],"hooks":[[0,3,9,"h"]],"hook_calls":[[1,4096,0]]})"), "accepted");
   Result r = oomlint("trace --report fixtures/trace/PROVENANCE.gpu.txt");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("not valid JSON"), std::string::npos);

@@ -109,6 +109,26 @@ void slope(const Trace& t, Analysis& a) {
   a.slopeReserved = (m * sxr - sx * sr) / den;
 }
 
+/// The hooks called, in `step`, with a tensor inside the block [addr, addr + size).
+class HookIndex {
+ public:
+  explicit HookIndex(const Trace& t) {
+    for (const HookCall& c : t.hookCalls) byStep_[c.step].push_back({c.addr, c.hook});
+    for (auto& [step, calls] : byStep_) std::sort(calls.begin(), calls.end());
+  }
+  void add(int64_t step, uint64_t addr, int64_t size, std::vector<uint32_t>& out) const {
+    auto it = byStep_.find(step);
+    if (it == byStep_.end()) return;
+    const auto& calls = it->second;
+    for (auto c = std::lower_bound(calls.begin(), calls.end(), std::make_pair(addr, uint32_t{0}));
+         c != calls.end() && c->first < addr + static_cast<uint64_t>(size); ++c)
+      if (std::find(out.begin(), out.end(), c->second) == out.end()) out.push_back(c->second);
+  }
+
+ private:
+  std::unordered_map<int64_t, std::vector<std::pair<uint64_t, uint32_t>>> byStep_;
+};
+
 void growth(const Trace& t, std::vector<int32_t>& userOf, Analysis& a) {
   size_t n = t.steps.size();
   if (n < 3) {
@@ -130,12 +150,14 @@ void growth(const Trace& t, std::vector<int32_t>& userOf, Analysis& a) {
   if (a.window == 0) return;
   std::unordered_map<int32_t, LineGroup> groups;
   std::unordered_map<int32_t, std::vector<int64_t>> stepsOf;
+  HookIndex hooks(t);
   for (const auto& [addr, b] : live) {
     if (b.step < first || b.step > last) continue;
     LineGroup& g = groupFor(groups, userOf[b.stack]);
     g.bytes += b.size;
     ++g.blocks;
     addStack(g, b.stack);
+    hooks.add(b.step, addr, b.size, g.hooks);
     stepsOf[g.frame].push_back(b.step);
   }
   int64_t needed = std::min<int64_t>(3, a.window);
@@ -145,6 +167,7 @@ void growth(const Trace& t, std::vector<int32_t>& userOf, Analysis& a) {
     g.steps = std::unique(s.begin(), s.end()) - s.begin();
     g.perStep = static_cast<double>(g.bytes) / static_cast<double>(a.window);
     std::sort(g.stacks.begin(), g.stacks.end());
+    std::sort(g.hooks.begin(), g.hooks.end());
     (g.steps >= needed ? a.growth : a.keptOnce).push_back(std::move(g));
   }
   sortGroups(a.growth);

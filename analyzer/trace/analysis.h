@@ -25,6 +25,7 @@ struct LineGroup {
   int64_t steps = 0;      // growth: how many steps left a block behind
   double perStep = 0;     // growth: bytes / the steps measured
   std::vector<uint32_t> stacks;  // the distinct stacks of its blocks (the join reads their frames)
+  std::vector<uint32_t> hooks;   // growth: hooks that were called with its blocks in the step that made them
   std::array<int64_t, kKinds> kinds{};  // peak: bytes of each kind
 };
 

@@ -14,9 +14,15 @@ namespace {
 
 using Place = std::pair<std::string, int64_t>;
 
-/// The program's own (file, line) places in a group's stacks.
+/// The program's own (file, line) places in a group's stacks, and every line of the hooks that
+/// were called with its blocks.
 std::set<Place> userPlaces(const Trace& t, const LineGroup& g) {
   std::set<Place> out;
+  for (uint32_t h : g.hooks) {
+    const Hook& hook = t.hooks[h];
+    for (uint32_t line = hook.firstLine; line <= hook.lastLine && line - hook.firstLine < 1000; ++line)
+      out.insert({t.files[hook.file].path, line});
+  }
   for (uint32_t s : g.stacks) {
     auto [begin, end] = t.stack(s);
     for (const uint32_t* f = begin; f != end; ++f) {

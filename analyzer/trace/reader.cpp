@@ -185,6 +185,34 @@ void readSteps(const json& steps, Trace& out) {
   }
 }
 
+/// The optional "hooks" and "hook_calls" arrays (a trace without them is whole).
+void readHooks(const json& doc, Trace& out) {
+  if (auto hooks = doc.find("hooks"); hooks != doc.end()) {
+    if (!hooks->is_array()) fail("hooks", "not an array");
+    for (size_t i = 0; i < hooks->size(); ++i) {
+      const std::string where = "hooks[" + std::to_string(i) + "]";
+      const json& h = (*hooks)[i];
+      if (!h.is_array() || h.size() != 4) fail(where, "not [file, first line, last line, name]");
+      Hook hook{index(h[0], out.files.size(), where, "files"), 0, 0, text(h[3], where)};
+      uint64_t first = unsignedInteger(h[1], where), last = unsignedInteger(h[2], where);
+      if (last < first || last > std::numeric_limits<uint32_t>::max()) fail(where, "its lines are not a range");
+      hook.firstLine = static_cast<uint32_t>(first);
+      hook.lastLine = static_cast<uint32_t>(last);
+      out.hooks.push_back(std::move(hook));
+    }
+  }
+  if (auto calls = doc.find("hook_calls"); calls != doc.end()) {
+    if (!calls->is_array()) fail("hook_calls", "not an array");
+    out.hookCalls.reserve(calls->size());
+    for (size_t i = 0; i < calls->size(); ++i) {
+      const std::string where = "hook_calls[" + std::to_string(i) + "]";
+      const json& c = (*calls)[i];
+      if (!c.is_array() || c.size() != 3) fail(where, "not [step, addr, hook]");
+      out.hookCalls.push_back({integer(c[0], where), unsignedInteger(c[1], where), index(c[2], out.hooks.size(), where, "hooks")});
+    }
+  }
+}
+
 void readOom(const json& oom, OomSite& out) {
   if (oom.is_null()) return;
   if (!oom.is_object()) fail("oom", "not an object or null");
@@ -215,6 +243,7 @@ Trace parseTrace(std::string_view textIn) {
   readStacks(arrayMember(doc, "stacks", "trace"), out);
   readEvents(arrayMember(doc, "events", "trace"), out);
   readSteps(arrayMember(doc, "steps", "trace"), out);
+  readHooks(doc, out);
   if (auto oom = doc.find("oom"); oom != doc.end()) readOom(*oom, out.oom);
   return out;
 }

@@ -73,6 +73,9 @@ std::string renderText(const ReportInput& in) {
     const LineGroup& g = a.growth[i];
     o << "  " << place(t, g.frame) << "  " << perStep(g.perStep) << "  (" << g.blocks << " blocks from " << g.steps
       << " steps)\n";
+    for (uint32_t h : g.hooks)
+      o << "    kept by hook `" << t.hooks[h].name << "` (" << t.files[t.hooks[h].file].path << ":" << t.hooks[h].firstLine
+        << "-" << t.hooks[h].lastLine << ")\n";
     const Explanation& e = i < in.join.growth.size() ? in.join.growth[i] : Explanation{};
     if (e.finding >= 0) {
       const StaticFinding& f = in.findings[e.finding];
@@ -176,7 +179,11 @@ std::string renderJson(const ReportInput& in) {
   json growing = json::array();
   for (size_t i = 0; i < a.growth.size(); ++i) {
     const LineGroup& g = a.growth[i];
-    growing.push_back({{"place", placeJson(g.frame)}, {"bytes_per_step", g.perStep}, {"bytes", g.bytes}, {"blocks", g.blocks},
+    json hooks = json::array();
+    for (uint32_t h : g.hooks)
+      hooks.push_back({{"file", t.files[t.hooks[h].file].path}, {"first_line", t.hooks[h].firstLine},
+                       {"last_line", t.hooks[h].lastLine}, {"function", t.hooks[h].name}});
+    growing.push_back({{"place", placeJson(g.frame)}, {"hooks", hooks}, {"bytes_per_step", g.perStep}, {"bytes", g.bytes}, {"blocks", g.blocks},
                        {"steps", g.steps}, {"finding", findingJson(i < in.join.growth.size() ? in.join.growth[i] : Explanation{})}});
   }
   out["growing_lines"] = growing;

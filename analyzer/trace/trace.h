@@ -45,6 +45,21 @@ struct Step {
   double seconds = 0;  // since the run started
 };
 
+/// A hook function of the program's own files (module or tensor hook), by its lines.
+struct Hook {
+  uint32_t file = 0;
+  uint32_t firstLine = 0, lastLine = 0;
+  std::string name;
+};
+
+/// A tensor a hook was called with: a hook that keeps a layer's output allocates nothing, so this
+/// is how a kept block is tied to it.
+struct HookCall {
+  int64_t step = 0;  // the step the call fell in (1-based)
+  uint64_t addr = 0; // the tensor's data pointer
+  uint32_t hook = 0;
+};
+
 struct RunInfo {
   std::vector<std::string> argv;
   std::string cwd, python, torch, deviceName, frames, ended;
@@ -71,6 +86,8 @@ struct Trace {
   std::vector<uint32_t> stackFrames;
   std::vector<Step> steps;
   std::vector<Event> events;
+  std::vector<Hook> hooks;
+  std::vector<HookCall> hookCalls;
   OomSite oom;
 
   size_t stackCount() const { return stackStart.size() - 1; }

@@ -13,6 +13,7 @@ https://pytorch.org/memory_viz opens.
 In a program of your own, `oomlint.trace.step()` marks a step where no optimizer steps (a custom
 update, an inference loop). Outside `oomlint trace` it does nothing.
 """
+import functools
 import os
 import sys
 import time
@@ -40,6 +41,100 @@ class _StopTracing(BaseException):
     program's own `except Exception:` does not swallow it."""
 
 
+class _Hooks:
+    """The program's own hooks, wrapped so that the trace knows which tensors each call saw.
+
+    A hook that keeps a layer's output (OOM108) allocates nothing: no allocation's stack names it.
+    The report ties a kept block to the hooks that saw it in the step that made it.
+    """
+
+    def __init__(self, run, library_dirs):
+        self.run = run
+        self.library_dirs = library_dirs
+        self.sites = []  # [filename, first line, last line, name]
+        self.site_ids = {}
+        self.calls = []  # [step, data_ptr, site]
+
+    def site(self, fn):
+        code = getattr(fn, "__code__", None)
+        if code is None or not _is_user_file(code.co_filename, self.library_dirs):
+            return None
+        key = (code.co_filename, code.co_firstlineno, code.co_name)
+        sid = self.site_ids.get(key)
+        if sid is None:
+            lines = [line for _, _, line in code.co_lines() if line] if hasattr(code, "co_lines") else []
+            sid = self.site_ids[key] = len(self.sites)
+            self.sites.append([code.co_filename, code.co_firstlineno, max(lines + [code.co_firstlineno]), code.co_name])
+        return sid
+
+    def wrap(self, fn):
+        sid = self.site(fn)
+        if sid is None:
+            return fn
+        run, calls, limit = self.run, self.calls, self.run.max_events
+
+        def hook(*args, **kwargs):
+            result = fn(*args, **kwargs)
+            if len(calls) < limit:
+                step = len(run.steps) + 1
+                for t in _cuda_tensors(args, 3):
+                    calls.append([step, t.data_ptr(), sid])
+            return result
+
+        return functools.update_wrapper(hook, fn)
+
+    def install(self, torch):
+        """Wraps every hook the program registers from here on: on modules (each module's, and the
+        global ones) and on tensors."""
+        import importlib
+        for name in ("register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                     "register_full_backward_pre_hook", "register_backward_hook"):
+            original = getattr(torch.nn.Module, name, None)
+            if original is not None:
+                setattr(torch.nn.Module, name, _wrapping_method(original, self))
+        module = importlib.import_module("torch.nn.modules.module")
+        for name in ("register_module_forward_hook", "register_module_forward_pre_hook",
+                     "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
+                     "register_module_backward_hook"):
+            original = getattr(module, name, None)
+            if original is None:
+                continue
+            patched = _wrapping_function(original, self)
+            for holder in (module, torch.nn.modules):
+                if getattr(holder, name, None) is original:
+                    setattr(holder, name, patched)
+        torch.Tensor.register_hook = _wrapping_method(torch.Tensor.register_hook, self)
+
+
+def _wrapping_method(original, hooks):
+    """`original(self, hook, ...)`, registering the wrapped hook instead."""
+    @functools.wraps(original)
+    def method(self, hook, *args, **kwargs):
+        return original(self, hooks.wrap(hook), *args, **kwargs)
+    return method
+
+
+def _wrapping_function(original, hooks):
+    """`original(hook, ...)`, registering the wrapped hook instead."""
+    @functools.wraps(original)
+    def function(hook, *args, **kwargs):
+        return original(hooks.wrap(hook), *args, **kwargs)
+    return function
+
+
+def _cuda_tensors(obj, depth):
+    """The CUDA tensors in a hook's arguments: the tensors themselves, and those in tuples, lists and
+    dicts down to `depth` levels."""
+    if getattr(obj, "is_cuda", False) and hasattr(obj, "data_ptr"):
+        yield obj
+    elif depth > 0 and isinstance(obj, (tuple, list)):
+        for item in obj:
+            yield from _cuda_tensors(item, depth - 1)
+    elif depth > 0 and isinstance(obj, dict):
+        for item in obj.values():
+            yield from _cuda_tensors(item, depth - 1)
+
+
 class _Run:
     def __init__(self, torch, device, output, steps_limit, frames, max_events, progress):
         self.torch = torch
@@ -55,6 +150,7 @@ class _Run:
         self.started = time.perf_counter()
         self.last_report = self.started
         self.baseline = 0  # bytes allocated before the program started (the libraries' workspaces)
+        self.hooks = None  # _Hooks, while the history is recorded
         self.history = True
 
     def on_optimizer_step(self, optimizer, args, kwargs):
@@ -200,6 +296,11 @@ def _convert(run, snapshot, ended, exit_code, argv, oom):
         at = marks[i - offset] if i >= offset else -1
         steps.append([s[0], s[1], s[2], s[3], at, s[4]])
 
+    hook_sites, hook_calls = [], []
+    if run.hooks is not None:
+        hook_sites = [[file_id(f), first, last, name] for f, first, last, name in run.hooks.sites]
+        hook_calls = run.hooks.calls
+
     props = run.torch.cuda.get_device_properties(run.device)
     return {
         "format": FORMAT,
@@ -226,6 +327,8 @@ def _convert(run, snapshot, ended, exit_code, argv, oom):
         "stacks": stacks,
         "steps": steps,
         "events": events,
+        "hooks": hook_sites,
+        "hook_calls": hook_calls,
         "oom": oom,
     }
 
@@ -338,6 +441,9 @@ def _main(args):
         # Stacks of allocations only: the report reads no free's stack, and each one costs.
         record(enabled="all", context="alloc", stacks=stacks, max_entries=settings["max_events"])
     hook(run.on_optimizer_step)
+    if run.history:
+        run.hooks = _Hooks(run, _library_dirs())
+        run.hooks.install(torch)
 
     import runpy
     program = list(args)
