@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   Workload w;
   app.add_option("probes", selected, "Probe codes (OOM101 ..., SEED-...); default: all");
   app.add_flag("--list", list, "List the probes");
+  bool whichDevice = false;
+  app.add_flag("--which-device", whichDevice, "Print the device --device picks (cuda or cpu) and exit");
   app.add_option("--device", deviceName, "auto (CUDA when available), cpu or cuda");
   app.add_option("--dtype", dtypeName, "f32, bf16 or f16");
   app.add_option("--width", w.width);
@@ -153,6 +155,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (deviceName == "cpu") cuda = false;
+  if (whichDevice) {  // `check --verify` scales its CPU runs down before it starts them
+    std::cout << (cuda ? "cuda" : "cpu") << "\n";
+    return 0;
+  }
   std::unique_ptr<Meter> deviceMeter = cuda ? makeCudaMeter(0) : makeCpuMeter();
   w.device = cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   if (!cuda && w.dtype != torch::kFloat) {

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cli/verify_scale.h"
 #include "engine/engine.h"
 #include "test_paths.h"
 
@@ -292,6 +293,112 @@ int shapeFaithfulMatchesEstimates(const std::string& out, const std::string& wor
 }
 
 }  // namespace
+
+TEST(VerifyScale, TheCpuMeasuresThreeSmallBatchesOfALargeSlowOne) {
+  auto mlp = [](int64_t rows, int64_t width) {
+    return json{{"layers", {{{"kind", "Linear"}, {"in", width}, {"out", width}, {"bias", true}}}},
+                {"rows", rows}, {"shape", {rows, width}}, {"dtype", "f32"}};
+  };
+  EXPECT_EQ(oomlint::cpuRowPoints(mlp(4096, 2048)), (std::vector<int64_t>{16, 32, 64}));
+  EXPECT_TRUE(oomlint::cpuRowPoints(mlp(128, 256)).empty());   // fast enough at its own size
+  EXPECT_TRUE(oomlint::cpuRowPoints(mlp(64, 8192)).empty());   // no smaller batches to measure
+  EXPECT_TRUE(oomlint::cpuRowPoints(nullptr).empty());         // the generic workload
+}
+
+TEST(VerifyScale, ABatchIsTheInputsFirstDimensionAndAReshapesLeadingOne) {
+  json flat = json::parse(R"({"layers":[{"kind":"Linear","in":64,"out":8,"bias":true}],"rows":256,"shape":[256,64],"dtype":"f32"})");
+  EXPECT_EQ(oomlint::workloadRows(flat), 256);
+  json small = oomlint::withRows(flat, 16);
+  EXPECT_EQ(small["shape"], json::parse("[16,64]"));
+  EXPECT_EQ(small["rows"], 16);
+  json tokens = json::parse(R"({"layers":[{"kind":"Linear","in":32,"out":32,"bias":true},{"kind":"View","size":[8,4096]}],)"
+                            R"("rows":1024,"shape":[8,128,32],"dtype":"f32"})");
+  json scaled = oomlint::withRows(tokens, 2);
+  EXPECT_EQ(scaled["shape"], json::parse("[2,128,32]"));
+  EXPECT_EQ(scaled["rows"], 256);
+  EXPECT_EQ(scaled["layers"][1]["size"], json::parse("[2,4096]"));
+  // A reshape that folds the batch into another dimension cannot be scaled by its first one.
+  json folded = json::parse(R"({"layers":[{"kind":"View","size":[1024,32]}],"rows":1024,"shape":[8,128,32],"dtype":"f32"})");
+  EXPECT_TRUE(oomlint::withRows(folded, 2).is_null());
+}
+
+TEST(VerifyScale, FiguresAreCarriedToTheFullBatchOnlyWhenLinearInIt) {
+  auto at = [](int64_t rows, int64_t fixed) {
+    oomlint::MeasuredCost m;
+    m.present = true;
+    m.peakAnti = fixed + 3 * rows * 1048576, m.peakFix = fixed + rows * 1048576;
+    m.retainedAnti = fixed, m.retainedFix = fixed;
+    m.growthAnti = static_cast<double>(rows) * 4096, m.growthFix = 0;
+    m.msAnti = static_cast<double>(rows);
+    return m;
+  };
+  oomlint::MeasuredCost out;
+  ASSERT_TRUE(oomlint::extrapolateToRows({16, 32, 64}, {at(16, 7 << 20), at(32, 7 << 20), at(64, 7 << 20)}, 4096, out));
+  EXPECT_DOUBLE_EQ(out.growthAnti, 4096.0 * 4096);
+  EXPECT_DOUBLE_EQ(out.growthFix, 0.0);
+  EXPECT_EQ(out.retainedAnti, 7 << 20);
+  // Peaks and time stay the largest run's: which phase sets a peak can change above batch 64.
+  EXPECT_EQ(out.peakAnti, (7 << 20) + 3 * int64_t{64} * 1048576);
+  EXPECT_EQ(out.peakFix, (7 << 20) + int64_t{64} * 1048576);
+  EXPECT_DOUBLE_EQ(out.msAnti, 64.0);
+  // A middle point off the line (a step in the allocator's blocks, say) stops the carry.
+  oomlint::MeasuredCost bent = at(32, 7 << 20);
+  bent.growthAnti += 1 << 20;
+  EXPECT_FALSE(oomlint::extrapolateToRows({16, 32, 64}, {at(16, 7 << 20), bent, at(64, 7 << 20)}, 4096, out));
+}
+
+TEST(Verify, OnTheCpuALargeBatchIsMeasuredSmallAndCarriedToItsOwnSize) {
+  // Batch 2048 through 256 x 1024 layers is slow enough to scale (2^29 multiply-adds a forward)
+  // and still small enough to measure directly, so the carried figures can be checked against
+  // the probe run on the full batch.
+  std::string dir = ::testing::TempDir() + "/oomlint_verify_scaled";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir + "/probe_me.py");
+    f << "import torch\nfrom torch import nn\n\n"
+         "model = nn.Sequential(nn.Linear(256, 1024), nn.GELU(), nn.Linear(1024, 256), nn.GELU())\n"
+         "x = torch.randn(2048, 256)\n"
+         "outs = []\n"
+         "model.eval()\n"
+         "for i in range(10):\n"
+         "    outs.append(model(x))\n";
+    std::ofstream w(dir + "/full.json");
+    w << R"({"layers":[{"kind":"Linear","in":256,"out":1024,"bias":true},{"kind":"GELU"},)"
+         R"({"kind":"Linear","in":1024,"out":256,"bias":true},{"kind":"GELU"}],"rows":2048,"shape":[2048,256],"dtype":"f32"})";
+  }
+  std::string cmd = std::string(OOMLINT_BINARY) + " check --isolated --no-cache --verify --verify-device cpu --probe " +
+                    OOMLINT_PROBE_BINARY + " --select OOM102 --output-format json " + dir + "/probe_me.py >" + dir + "/out.json 2>" +
+                    dir + "/err.txt";
+  std::system(cmd.c_str());
+  std::ifstream outFile(dir + "/out.json"), errFile(dir + "/err.txt");
+  std::stringstream out, err;
+  out << outFile.rdbuf();
+  err << errFile.rdbuf();
+  // Progress on stderr, a line per probe run, with the batch it ran.
+  for (const char* batch : {"batch 16 of 2048", "batch 32 of 2048", "batch 64 of 2048"})
+    EXPECT_NE(err.str().find(std::string("oomlint: --verify: OOM102 for ") + dir + "/probe_me.py on the CPU, " + batch + " ... done ("),
+              std::string::npos)
+        << err.str();
+  std::vector<json> found = measuredOn(out.str(), {"OOM102"}, "shape-faithful: the file's own layers");
+  ASSERT_EQ(found.size(), 1u) << out.str();
+  const json& m = found[0]["measured"];
+  EXPECT_NE(m["workload"].get<std::string>().find(
+                "measured on the CPU at batches of 16, 32 and 64: growth and retained bytes carried linearly to its batch of 2048"),
+            std::string::npos)
+      << m["workload"];
+  std::string direct = std::string(OOMLINT_PROBE_BINARY) + " --device cpu --steps 6 --workload " + dir + "/full.json --json - OOM102 2>/dev/null";
+  FILE* p = ::popen(direct.c_str(), "r");
+  std::string text;
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) text.append(buf.data(), n);
+  ::pclose(p);
+  const json doc = json::parse(text);
+  const json& full = doc["probes"][0];
+  double carried = m["growth_bytes_per_step"]["anti"].get<double>(), measured = full["anti"]["growth_bytes_per_step"].get<double>();
+  EXPECT_NEAR(carried, measured, 0.01 * measured);
+  double keptCarried = m["retained_bytes"]["anti"].get<double>(), kept = full["anti"]["retained_bytes"].get<double>();
+  EXPECT_NEAR(keptCarried, kept, 0.01 * kept);
+}
 
 TEST(Verify, AFileThatStatesItsLayersIsProbedWithThemAndMeasuresWhatItsEstimateSays) {
   // Shape-faithful: the probe runs the file's own network (facts/sizes.h) on its input's rows,

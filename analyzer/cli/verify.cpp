@@ -1,5 +1,7 @@
 #include "cli/verify.h"
 
+#include "cli/probe_run.h"
+#include "cli/verify_scale.h"
 #include "engine/frontends.h"
 #include "facts/facts.h"
 #include "facts/sizes.h"
@@ -10,13 +12,17 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <iomanip>
+#include <iostream>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -213,12 +219,6 @@ const char* costOf(std::string_view code) {
   return "memory";
 }
 
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 }  // namespace
 
 std::string locateProbe(const std::string& hint) {
@@ -243,84 +243,89 @@ std::string locateProbe(const std::string& hint) {
 
 namespace {
 
-/// Runs the probe once for `run`'s codes on its workload and attaches what it measured to each of
-/// `run`'s findings. Returns "" or a warning line.
-std::string runProbe(const std::string& probe, const VerifyOptions& opts, const FileResult& r, ProbeRun& run) {
-  std::string cmd = shellQuote(probe) + " --device " + shellQuote(opts.device) + " --steps " + std::to_string(opts.steps) +
-                    " --json -";
-  std::string workload, statedFile;
-  nlohmann::json stated = run.workload;
-  if (!stated.is_null()) {
-    // Shape-faithful: the probes that run an MLP run this file's own network on its input.
-    // In $TMPDIR as other tools' temporary files are (a test gives each run its own).
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/oomlint-workload-XXXXXX";
-    std::vector<char> path(pattern.begin(), pattern.end());
-    path.push_back('\0');
-    int fd = ::mkstemp(path.data());
-    if (fd >= 0) {
-      std::string text = stated.dump();
-      bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-      ::close(fd);
-      statedFile = path.data();
-      if (!written) stated = nullptr;
-    } else {
-      stated = nullptr;
-    }
-  }
-  if (!stated.is_null()) {
-    cmd += " --workload " + shellQuote(statedFile);
-    std::string dtype = stated["dtype"].get<std::string>();
-    workload = "shape-faithful: the file's own layers, " + run.basis + ", " +
-               (dtype == "bf16" ? "bfloat16" : dtype == "f16" ? "float16" : "float32");
+/// What a probe run measures on: the file's own network (a workload JSON), the --workload file, or
+/// sizes read from the source as flags.
+struct Workload {
+  nlohmann::json stated;           // null unless the file's network
+  std::string flags;               // --workload FILE or --batch N ...
+  std::string label;               // what the measurement's workload line says
+  int64_t batch = 0;               // the stated network's batch
+};
+
+Workload workloadOf(const VerifyOptions& opts, const FileResult& r, const ProbeRun& run) {
+  Workload w;
+  if (!run.workload.is_null()) {
+    w.stated = run.workload;
+    std::string dtype = w.stated["dtype"].get<std::string>();
+    w.label = "shape-faithful: the file's own layers, " + run.basis + ", " +
+              (dtype == "bf16" ? "bfloat16" : dtype == "f16" ? "float16" : "float32");
+    w.batch = workloadRows(w.stated);
   } else if (!opts.workloadFile.empty()) {
-    cmd += " --workload " + shellQuote(opts.workloadFile);
-    workload = "sizes from " + opts.workloadFile;
+    w.flags = " --workload " + shellQuote(opts.workloadFile);
+    w.label = "sizes from " + opts.workloadFile;
   } else {
     for (const auto& [key, v] : sizesFromSource(r.source)) {
-      cmd += " --" + key + " " + std::to_string(v.first);
-      workload += (workload.empty() ? "" : ", ") + key + "=" + std::to_string(v.first) + " (" + v.second + ")";
+      w.flags += " --" + key + " " + std::to_string(v.first);
+      w.label += (w.label.empty() ? "" : ", ") + key + "=" + std::to_string(v.first) + " (" + v.second + ")";
     }
-    if (workload.empty()) workload = "default sizes";
+    if (w.label.empty()) w.label = "default sizes";
   }
-  for (const std::string& c : run.codes) cmd += " " + c;
-  cmd += " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) {
-    if (!statedFile.empty()) ::unlink(statedFile.c_str());
-    return {};
-  }
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int rc = ::pclose(p);
-  if (!statedFile.empty()) ::unlink(statedFile.c_str());
-  nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
-  if (rc != 0 || doc.is_discarded()) return "--verify: oomlint-probe failed for " + r.path + "\n";
-  std::string device = doc["provenance"].value("device", "");
-  for (Finding* f : run.findings) {
-    for (const nlohmann::json& pr : doc["probes"]) {
-      if (pr.value("code", "") != (f->probe.empty() ? std::string(f->code) : f->probe)) continue;
-      MeasuredCost m;
-      m.device = device;
-      m.workload = workload;
-      m.note = pr.value("note", "");
-      m.cost = costOf(f->code);
-      if (pr.value("available", false) && pr.contains("anti") && pr.contains("fix")) {
-        m.present = true;
-        m.peakAnti = pr["anti"].value("peak_bytes", int64_t{0});
-        m.peakFix = pr["fix"].value("peak_bytes", int64_t{0});
-        m.retainedAnti = pr["anti"].value("retained_bytes", int64_t{0});
-        m.retainedFix = pr["fix"].value("retained_bytes", int64_t{0});
-        m.growthAnti = pr["anti"].value("growth_bytes_per_step", 0.0);
-        m.growthFix = pr["fix"].value("growth_bytes_per_step", 0.0);
-        m.msAnti = pr["anti"].value("ms_per_step", 0.0);
-        m.msFix = pr["fix"].value("ms_per_step", 0.0);
+  return w;
+}
+
+/// Runs the probe for each of `run`'s codes and attaches what it measured to `run`'s findings,
+/// saying on stderr what runs and how long it took. On the CPU, the file's network runs at batches
+/// of 16, 32 and 64 and the figures are carried to its own batch (verify_scale.h). Returns "" or
+/// a warning line.
+std::string runProbe(const std::string& probe, const VerifyOptions& opts, const FileResult& r, ProbeRun& run, bool cpu) {
+  Workload w = workloadOf(opts, r, run);
+  std::vector<int64_t> points = cpu && !w.stated.is_null() ? cpuRowPoints(w.stated) : std::vector<int64_t>{};
+  std::string warnings;
+  for (const std::string& code : run.codes) {
+    std::vector<MeasuredCost> at;
+    bool failed = false;
+    for (size_t i = 0; i < std::max<size_t>(points.size(), 1) && !failed; ++i) {
+      nlohmann::json stated = points.empty() ? w.stated : withRows(w.stated, points[i]);
+      std::cerr << "oomlint: --verify: " << code << " for " << r.path << " on the " << (cpu ? "CPU" : "GPU");
+      if (!points.empty()) std::cerr << ", batch " << points[i] << " of " << w.batch;
+      std::cerr << " ..." << std::flush;
+      auto start = std::chrono::steady_clock::now();
+      nlohmann::json doc = invokeProbe(probe, opts, code, stated, w.flags);
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::cerr << (doc.is_null() ? " failed" : " done") << " (" << std::fixed << std::setprecision(1) << seconds << " s)\n";
+      std::cerr.unsetf(std::ios::floatfield);
+      std::optional<MeasuredCost> m = doc.is_null() ? std::nullopt : measuredFrom(doc, code);
+      if (m) at.push_back(*m);
+      failed = doc.is_null();
+    }
+    if (failed) {
+      warnings += "--verify: oomlint-probe failed for " + r.path + " (" + code + ")\n";
+      continue;
+    }
+    if (at.size() != std::max<size_t>(points.size(), 1)) continue;  // the probe does not measure this code
+    MeasuredCost m = at.back();
+    bool carried = !points.empty() && extrapolateToRows(points, at, w.batch, m);
+    m.workload = w.label;
+    if (!points.empty()) {
+      std::string measuredAt = std::to_string(points[0]) + ", " + std::to_string(points[1]) + " and " + std::to_string(points[2]);
+      std::string scaled = std::to_string(w.batch / points.back()) + "x";
+      if (carried) {
+        m.workload += "; measured on the CPU at batches of " + measuredAt + ": growth and retained bytes carried linearly to its batch of " +
+                      std::to_string(w.batch) + " (scaled down " + scaled + "), peaks and time at a batch of " +
+                      std::to_string(points.back()) + " (a peak is the largest of several phases, so it is not carried)";
+      } else {
+        m.workload += "; measured on the CPU at a batch of " + std::to_string(points.back()) + ", not its " + std::to_string(w.batch) +
+                      " (scaled down " + scaled + "; the bytes are not linear in the batch, so not carried)";
       }
-      f->measured = m;
     }
+    for (Finding* f : run.findings)
+      if ((f->probe.empty() ? std::string(f->code) : f->probe) == code) {
+        MeasuredCost mine = m;
+        mine.cost = costOf(f->code);
+        f->measured = mine;
+      }
   }
-  return {};
+  return warnings;
 }
 
 }  // namespace
@@ -330,9 +335,10 @@ std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions
   if (probe.empty())
     return "--verify: oomlint-probe not found (build with LibTorch, or pass --probe PATH / set OOMLINT_PROBE); findings are "
            "reported without measurements";
+  bool cpu = probeDevice(probe, opts) == "cpu";
   std::string warnings;
   for (FileResult& r : results)
-    for (ProbeRun& run : probeRunsOf(r, opts.workloadFile.empty())) warnings += runProbe(probe, opts, r, run);
+    for (ProbeRun& run : probeRunsOf(r, opts.workloadFile.empty())) warnings += runProbe(probe, opts, r, run, cpu);
   return warnings;
 }
 
