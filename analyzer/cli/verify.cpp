@@ -274,9 +274,9 @@ Workload workloadOf(const VerifyOptions& opts, const FileResult& r, const ProbeR
 }
 
 /// Runs the probe for each of `run`'s codes and attaches what it measured to `run`'s findings,
-/// saying on stderr what runs and how long it took. On the CPU, the file's network runs at batches
-/// of 16, 32 and 64 and the figures are carried to its own batch (verify_scale.h). Returns "" or
-/// a warning line.
+/// saying on stderr what runs and how long it took. On the CPU, a slow stated network runs at
+/// batches of 16, 32 and 64, and its growth and retained bytes are carried to its own batch
+/// (verify_scale.h). Returns "" or a warning line.
 std::string runProbe(const std::string& probe, const VerifyOptions& opts, const FileResult& r, ProbeRun& run, bool cpu) {
   Workload w = workloadOf(opts, r, run);
   std::vector<int64_t> points = cpu && !w.stated.is_null() ? cpuRowPoints(w.stated) : std::vector<int64_t>{};
