@@ -40,8 +40,9 @@ def main():
     for file in ("__init__.py", "__main__.py", "trace.py"):
         add_file(f"oomlint/{file}", os.path.join(ROOT, "packaging", "python", "oomlint", file))
     add_file(f"{data_dir}/scripts/oomlint", os.path.join(stage, "bin", "oomlint"), executable=True)
-    lib = os.path.join(stage, "lib", "oomlint")
-    for folder, dirs, files in os.walk(lib):
+    # lib/oomlint: the C++ front end and the trace bootstrap; include/oomlint: oomlint/trace.h,
+    # installed under the environment's prefix (<venv>/include/oomlint/trace.h).
+    for folder, dirs, files in [w for top in ("lib/oomlint", "include/oomlint") for w in os.walk(os.path.join(stage, top))]:
         dirs.sort()
         for file in sorted(files):
             path = os.path.join(folder, file)

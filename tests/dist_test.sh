@@ -40,6 +40,7 @@ start=$(date +%s%N)
 PIP_NO_INDEX=1 PIP_FIND_LINKS="$dist" "$work/venv/bin/pip" install -q --disable-pip-version-check oomlint
 echo "pip install: $(( ($(date +%s%N) - start) / 1000000 )) ms"
 [[ -x "$work/venv/bin/oomlint" ]] || fail "the wheel put no oomlint in the environment's bin/"
+[[ -f "$work/venv/include/oomlint/trace.h" ]] && pass "wheel: <venv>/include/oomlint/trace.h" || fail "the wheel put no include/oomlint/trace.h in the environment"
 [[ "$("$work/venv/bin/oomlint" --version)" == "oomlint $version" ]] || fail "venv oomlint --version"
 [[ "$("$work/venv/bin/python" -m oomlint --version)" == "oomlint $version" ]] || fail "python -m oomlint"
 same wheel "$work/venv/bin/oomlint"
@@ -63,6 +64,8 @@ tar -C "$work/anywhere/deep" -xzf "$tarball"
 same tarball "$work/anywhere/deep/oomlint-$version-x86_64-linux/bin/oomlint"
 [[ -f "$work/anywhere/deep/oomlint-$version-x86_64-linux/lib/oomlint/python/oomlint/trace.py" ]] \
   && pass "tarball: the trace bootstrap is beside the binary" || fail "tarball lacks lib/oomlint/python/oomlint/trace.py"
+[[ -f "$work/anywhere/deep/oomlint-$version-x86_64-linux/include/oomlint/trace.h" ]] \
+  && pass "tarball: include/oomlint/trace.h for LibTorch programs" || fail "tarball lacks include/oomlint/trace.h"
 for bin in bin/oomlint lib/oomlint/liboomlint-cpp.so; do
   extra="$(readelf -d "$work/anywhere/deep/oomlint-$version-x86_64-linux/$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
            grep -v -x -E 'libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux-x86-64\.so\.2' || true)"
@@ -74,7 +77,7 @@ depends="$(dpkg-deb -f "$deb" Depends)"
 [[ "$depends" == "libc6 (>= 2.35)" ]] && pass ".deb depends on: $depends" || fail ".deb depends on: $depends"
 contents="$(dpkg-deb -c "$deb")"
 for f in ./usr/bin/oomlint ./usr/lib/oomlint/liboomlint-cpp.so ./usr/lib/oomlint/clang/include/stddef.h \
-         ./usr/lib/oomlint/python/oomlint/trace.py \
+         ./usr/lib/oomlint/python/oomlint/trace.py ./usr/include/oomlint/trace.h ./usr/include/oomlint/trace_run.h ./usr/include/oomlint/trace_symbols.h \
          ./usr/share/doc/oomlint/copyright ./usr/share/doc/oomlint/CHANGELOG.md; do
   grep -q " $f\$" <<<"$contents" || fail ".deb lacks $f"
 done

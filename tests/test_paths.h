@@ -13,6 +13,8 @@ extern const char* const kSarifMultitool;   ///< the SARIF validator fetched by 
 extern const char* const kActionValidator;  ///< action-validator's CLI fetched by scripts/fetch-deps.sh
 extern const char* const kProbeBinary;      ///< oomlint-probe, or "" when this build has none
 extern const char* const kCppPlugin;        ///< liboomlint-cpp.so, or "" when this build has none
+/// tests/programs/trace_header_cpu.cpp built against the LibTorch found, or "" when none was
+extern const char* const kTraceHeaderProgram;
 }  // namespace testpaths
 
 #define OOMLINT_BINARY (::testpaths::kBinary)

@@ -63,6 +63,9 @@ const Leak kLeaks[] = {
     // The hook allocates nothing: the bootstrap's record of the tensors it was called with ties
     // the kept blocks to it, and so to the finding on its `append`.
     {"oom108_hook", "fixtures/trace/oom108_hook.py:23", 1048576, "OOM108"},
+    // LibTorch C++ through oomlint/trace.h: the forward `model->forward(x)` is inlined into main,
+    // and its line is still the allocating one.
+    {"cpp_history", "fixtures/trace/cpp_history.cpp:20", 1048576, "OOM102"},
 };
 
 TEST(TraceAnalysis, EachLeakIsItsAllocatingLineAtItsTrueGrowth) {
@@ -166,6 +169,27 @@ TEST(TraceAnalysis, ARunThatDiesOfOutOfMemoryIsReportedWithItsStepLineAndLeak) {
   EXPECT_NEAR(a.growth[0].perStep, 64 << 20, 0.05 * (64 << 20));
 }
 
+TEST(TraceAnalysis, ALibTorchRunThatDiesOfOutOfMemoryIsRecordedByTheHeader) {
+  // Recorded on an H100 through oomlint/trace.h, held to 2% of the GPU: an uncaught
+  // c10::OutOfMemoryError ended the program, and the header wrote the trace on its way out.
+  Trace t = readTraceFile(fixture("cpp_oom_error.trace.json"));
+  EXPECT_EQ(t.run.ended, "oom");
+  EXPECT_EQ(t.run.frames, "c++");
+  Analysis a = analyze(t);
+  ASSERT_TRUE(a.oom);
+  EXPECT_EQ(a.oomStep, static_cast<int64_t>(a.steps) + 1);
+  EXPECT_EQ(a.oomRequested, 64 << 20);
+  ASSERT_EQ(a.growth.size(), 1u);
+  EXPECT_EQ(place(t, a.growth[0].frame), "fixtures/trace/cpp_oom_error.cpp:23");
+  EXPECT_NEAR(a.growth[0].perStep, 64 << 20, 0.05 * (64 << 20));
+  // The peak's kinds come from LibTorch's C++ names: the Linear's weight and bias, their gradients
+  // (made on autograd's thread), and the kept outputs as activations.
+  const int64_t linear = (4096 * 4096 + 4096) * 4;
+  EXPECT_EQ(a.peakKinds[static_cast<size_t>(Kind::Parameters)], linear);
+  EXPECT_EQ(a.peakKinds[static_cast<size_t>(Kind::Gradients)], linear);
+  EXPECT_GT(a.peakKinds[static_cast<size_t>(Kind::Activations)], 15 * (64 << 20));
+}
+
 TEST(TraceJoin, EveryFindingThatExplainsAGrowingLineIsNamed) {
   // examples/train.py both sums `loss` (OOM101) and appends it to a list (OOM102) every step: the
   // kept loss scalars are explained by both, and neither is "not confirmed".
@@ -244,9 +268,13 @@ TEST(TraceCli, RefusesWhatItCannotRun) {
   Result none = oomlint("trace");
   EXPECT_EQ(none.rc, 2);
   EXPECT_NE(none.err.find("give the program to run after `--`"), std::string::npos);
-  Result ls = oomlint("trace -- ls -l");
+  Result script = oomlint("trace -- ./train.py");
+  EXPECT_EQ(script.rc, 2);
+  EXPECT_NE(script.err.find("through python: oomlint trace -- python ./train.py"), std::string::npos) << script.err;
+  // Any other program is taken for a LibTorch one; one that records nothing is told how to.
+  Result ls = oomlint("trace --trace-file /tmp/oomlint_trace_ls_" + std::to_string(::getpid()) + ".json -- true");
   EXPECT_EQ(ls.rc, 2);
-  EXPECT_NE(ls.err.find("must start with python"), std::string::npos);
+  EXPECT_NE(ls.err.find("records through oomlint/trace.h"), std::string::npos) << ls.err;
   Result inline_ = oomlint("trace -- python3 -c 'print(1)'");
   EXPECT_EQ(inline_.rc, 2);
   EXPECT_NE(inline_.err.find("not `python -c`"), std::string::npos);
@@ -269,6 +297,49 @@ TEST(TraceCli, BootstrapWithoutCudaSaysSoAndExits2) {
   EXPECT_FALSE(fs::exists(dir / "ran"));
   EXPECT_FALSE(fs::exists(dir / "oomlint-trace.json"));
   fs::remove_all(dir);
+}
+
+TEST(TraceHeader, OutsideTraceItDoesNothingAndWithoutCudaItRefusesSayingWhy) {
+#ifndef OOMLINT_HAVE_TRACE_HEADER_PROGRAM
+  GTEST_SKIP() << "this build found no LibTorch, so oomlint/trace.h was not compiled against one";
+#else
+  fs::path dir = fs::temp_directory_path() / ("oomlint_trace_header_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string program = testpaths::kTraceHeaderProgram;
+  std::string plain = "cd '" + dir.string() + "' && '" + program + "' >out 2>err";
+  EXPECT_EQ(WEXITSTATUS(std::system(plain.c_str())), 0) << slurp(dir / "err");
+  EXPECT_EQ(slurp(dir / "out"), "trained 3 steps\n");
+  EXPECT_EQ(slurp(dir / "err"), "");
+  std::string traced = "cd '" + dir.string() + "' && CUDA_VISIBLE_DEVICES= '" + OOMLINT_BINARY + "' trace -- '" +
+                       program + "' >out 2>err";
+  EXPECT_EQ(WEXITSTATUS(std::system(traced.c_str())), 2);
+  EXPECT_NE(slurp(dir / "err").find("oomlint trace: no CUDA"), std::string::npos) << slurp(dir / "err");
+  EXPECT_EQ(slurp(dir / "out"), "");
+  EXPECT_FALSE(fs::exists(dir / "oomlint-trace.json"));
+  fs::remove_all(dir);
+#endif
+}
+
+TEST(TraceHeader, AStackTakenInAnInlinedCallNamesTheCallersLineToo) {
+#ifndef OOMLINT_HAVE_TRACE_HEADER_PROGRAM
+  GTEST_SKIP() << "this build found no LibTorch, so oomlint/trace.h was not compiled against one";
+#else
+  // The program is built with -O2 -g: `twice` is inlined into its caller, whose line must still be
+  // named, right after the inlined call's own (trace_header_cpu.cpp marks both lines).
+  std::string out;
+  FILE* p = ::popen(("'" + std::string(testpaths::kTraceHeaderProgram) + "' --name-stack").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  EXPECT_EQ(::pclose(p), 0);
+  std::string file = std::string(OOMLINT_SOURCE) + "/tests/programs/trace_header_cpu.cpp";
+  std::string inlined = file + ":17 int twice<int>(int)\n";
+  std::string caller = file + ":22 nameStack\n";
+  size_t at = out.find(inlined);
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_EQ(out.compare(at + inlined.size(), caller.size(), caller), 0) << out;
+  EXPECT_NE(out.find(file + ":13 take()\n"), std::string::npos) << out;
+#endif
 }
 
 TEST(TraceReader, DamagedTracesGiveClearErrorsNeverACrash) {

@@ -59,8 +59,11 @@ std::vector<std::string> wrapCommand(const std::vector<std::string>& cmd, const 
   }
   std::string exe = cmd[0].substr(cmd[0].rfind('/') + 1);
   if (exe.rfind("python", 0) != 0) {
-    why = "trace runs Python programs: the command must start with python (it starts with `" + cmd[0] + "`)";
-    return {};
+    if (exe.size() > 3 && exe.compare(exe.size() - 3, 3, ".py") == 0) {
+      why = "run a Python script through python: oomlint trace -- python " + cmd[0];
+      return {};
+    }
+    return cmd;  // a LibTorch program: it records through oomlint/trace.h, which reads OOMLINT_TRACE_*
   }
   std::vector<std::string> out{cmd[0]};
   size_t i = 1;
@@ -152,10 +155,11 @@ std::string readFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// The first and last line of every loop in a Python file.
+/// The first and last line of every loop in a Python file (none for a C++ file: its findings
+/// join through their lines and evidence).
 std::vector<std::pair<uint32_t, uint32_t>> loopLines(const std::string& path) {
   std::vector<std::pair<uint32_t, uint32_t>> out;
-  if (!isFile(path)) return out;
+  if (path.size() < 3 || path.compare(path.size() - 3, 3, ".py") != 0 || !isFile(path)) return out;
   auto module = python::parse(path, readFile(path));
   for (const Stmt& s : module->stmts)
     if (s.kind == StmtKind::For || s.kind == StmtKind::While) out.push_back({s.span.line, s.span.endLine});
@@ -269,15 +273,16 @@ int runTrace(const TraceArgs& args) {
     }
     return report(args, args.report, 0);
   }
-  std::string bootstrap = locateBootstrap();
-  if (bootstrap.empty()) {
-    std::cerr << "oomlint trace: the Python bootstrap (oomlint/trace.py) is not installed beside this oomlint\n";
-    return 2;
-  }
   std::string why;
-  std::vector<std::string> argv = wrapCommand(args.command, bootstrap, why);
+  std::string bootstrap = locateBootstrap();
+  std::vector<std::string> argv = wrapCommand(args.command, bootstrap.empty() ? "-" : bootstrap, why);
   if (argv.empty()) {
     std::cerr << "oomlint trace: " << why << "\n";
+    return 2;
+  }
+  const bool python = argv != args.command;
+  if (python && bootstrap.empty()) {
+    std::cerr << "oomlint trace: the Python bootstrap (oomlint/trace.py) is not installed beside this oomlint\n";
     return 2;
   }
   char cwd[4096];
@@ -290,7 +295,10 @@ int runTrace(const TraceArgs& args) {
   if (!args.device.empty()) env.push_back("OOMLINT_TRACE_DEVICE=" + args.device);
   int status = runProgram(argv, env);
   if (!isFile(output)) {
-    if (status == 0) std::cerr << "oomlint trace: the program wrote no trace (" << output << ")\n";
+    if (status == 0 && python) std::cerr << "oomlint trace: the program wrote no trace (" << output << ")\n";
+    if (status == 0 && !python)
+      std::cerr << "oomlint trace: " << args.command[0] << " wrote no trace (" << output
+                << "): a C++ program records through oomlint/trace.h, with oomlint::trace::start() in main\n";
     return status ? status : 2;
   }
   return report(args, output, status);

@@ -38,6 +38,12 @@ Kind kindOfFrames(const Trace& t, uint32_t stack) {
       return Kind::Parameters;
     if (name == "forward" || contains(path, "torch/nn/modules/") || contains(path, "torch/nn/functional.py"))
       forward = true;
+    // LibTorch C++ frames (oomlint/trace.h records them by their demangled names).
+    if (contains(name, "torch::optim::")) return Kind::OptimizerState;
+    if (contains(name, "torch::nn::Module::to") || contains(name, "Impl::reset(") || contains(name, "register_parameter"))
+      return Kind::Parameters;
+    if (contains(name, "torch::autograd::Engine::")) return Kind::Gradients;  // the backward's thread
+    if (contains(name, "::forward(")) forward = true;
   }
   return forward ? Kind::Activations : Kind::Other;
 }

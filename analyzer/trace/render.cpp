@@ -52,7 +52,7 @@ std::string renderText(const ReportInput& in) {
   for (const std::string& s : t.run.argv) program += (program.empty() ? "" : " ") + s;
   o << "oomlint trace: " << (program.empty() ? "(unnamed run)" : program) << "\n";
   o << "  " << a.steps << " steps on " << (t.run.deviceName.empty() ? "a CUDA device" : t.run.deviceName);
-  if (!t.run.torch.empty()) o << ", PyTorch " << t.run.torch;
+  if (!t.run.torch.empty()) o << (t.run.frames == "c++" ? ", LibTorch " : ", PyTorch ") << t.run.torch;
   o << ", ended: " << (t.run.ended.empty() ? "unknown" : t.run.ended) << "\n";
   for (const std::string& n : a.notes) o << "  note: " << n << "\n";
   if (!t.steps.empty())
