@@ -81,7 +81,10 @@ stored tensors must keep them (then the growth is the price of that design).
 ## Estimated cost
 When the file states the model's layers and the input's shape and the loop runs no backward, the
 message ends with the growth per iteration: `A_fwd + loss` (as for OOM101), less the stored output
-itself when the graph saves it (a detached copy keeps it too).
+itself when the graph saves it (a detached copy keeps it too). When a backward in the iteration
+differentiates the stored forward output, it frees the graph's saved activations and what stays on
+the GPU is the output itself: the estimate is one batch of outputs, which `.detach().cpu()` moves
+off the device (`oomlint trace` measured it exactly on fixtures/trace/oom102_history.py).
 Validated against the H200 probe: bench/estimates/ states the probe's workload, and a test holds the
 estimate within 10% of the measurement.
 
@@ -127,6 +130,9 @@ class Oom102 final : public Rule {
     // A backward in the iteration frees the saved activations the stored graph would keep.
     if (!f.reachesEvent(loop, event::kBackward | event::kAutogradGrad) && m.stmt(loop).kind != StmtKind::FunctionDef)
       finding.withEstimate(storedGraphOf(f, st.value));
+    // When that backward differentiates the stored output, the output itself is what stays.
+    else if (v.kind == ExprKind::Name && f.backwardComputedFrom(m.stmt(s).function, v.text))
+      finding.withEstimate(outputOf(f, st.value));
     noteHistory(finding, f, st.value);
     if (st.storedAt != kNone) finding.note(f.headerSpan(st.storedAt), "the method stores its argument in the object here");
     noteOutside(finding, f, st.container);

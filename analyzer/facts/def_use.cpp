@@ -104,6 +104,29 @@ bool Facts::flowsToBackward(uint32_t fn, std::string_view path) const {
   return paths.count(path) != 0;
 }
 
+bool Facts::backwardComputedFrom(uint32_t fn, std::string_view name) const {
+  if (name.empty()) return false;
+  if (flowsToBackward(fn, name)) return true;
+  // The names the backward calls mention, then the names their assignments read, to a fixed point.
+  flowsToBackward(fn, std::string_view("\x01"));  // fills backwardPaths_[fn]
+  std::vector<std::string_view> pending(backwardPaths_[fn].begin(), backwardPaths_[fn].end());
+  std::unordered_set<std::string_view> seen(pending.begin(), pending.end());
+  while (!pending.empty()) {
+    std::string_view p = pending.back();
+    pending.pop_back();
+    if (p.find('.') != std::string_view::npos) continue;  // assignments bind plain names
+    for (NodeId a : assignmentsOf(fn, p)) {
+      if (m_.stmt(a).value == kNone) continue;
+      forSubtree(m_.stmt(a).value, [&](NodeId x) {
+        if (m_.expr(x).kind != ExprKind::Name) return;
+        std::string_view read = pathKey(x);
+        if (!read.empty() && seen.insert(read).second) pending.push_back(read);
+      });
+    }
+  }
+  return seen.count(name) != 0;
+}
+
 bool Facts::keptStateReachesBackward(uint32_t fn, std::string_view path) const {
   if (flowsToBackward(fn, path)) return true;
   // The object as a whole (`self.record(out)` stores into some attribute of it) matches every

@@ -195,6 +195,10 @@ class Facts {
   void forSubtree(NodeId e, Fn&& fn) const;
   /// A backward or autograd.grad call of function `fn` differentiates something made from `path`.
   bool flowsToBackward(uint32_t fn, std::string_view path) const;
+  /// A backward or autograd.grad call of function `fn` differentiates a value computed from the
+  /// plain name `name`, following the function's assignments back from the names the call reads
+  /// (`loss = out.pow(2).mean()` then `loss.backward()`: computed from `out`).
+  bool backwardComputedFrom(uint32_t fn, std::string_view name) const;
   /// flowsToBackward for state a function keeps between calls: in the function, in the callers
   /// that run it per iteration (stepCallOf, up the chain) and, for `self.` paths, in any method of
   /// its class (`self.loss_g = ...` in `forward()`, `self.loss_g.backward()` in `backward_g()`).
