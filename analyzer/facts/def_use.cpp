@@ -82,8 +82,7 @@ const std::vector<NodeId>& Facts::readersOf(uint32_t fn, std::string_view name) 
   return it == index.reads.end() ? kNoStatements : it->second;
 }
 
-bool Facts::flowsToBackward(uint32_t fn, std::string_view path) const {
-  if (path.empty()) return false;
+const std::unordered_set<std::string_view>& Facts::backwardPaths(uint32_t fn) const {
   // The paths (and their dotted prefixes) that the function's backward calls mention, once.
   auto [it, fresh] = backwardPaths_.try_emplace(fn);
   std::unordered_set<std::string_view>& paths = it->second;
@@ -101,15 +100,19 @@ bool Facts::flowsToBackward(uint32_t fn, std::string_view path) const {
           if (p[i] == '.') paths.insert(p.substr(0, i));
       });
     }
-  return paths.count(path) != 0;
+  return paths;
+}
+
+bool Facts::flowsToBackward(uint32_t fn, std::string_view path) const {
+  return !path.empty() && backwardPaths(fn).count(path) != 0;
 }
 
 bool Facts::backwardComputedFrom(uint32_t fn, std::string_view name) const {
   if (name.empty()) return false;
-  if (flowsToBackward(fn, name)) return true;
   // The names the backward calls mention, then the names their assignments read, to a fixed point.
-  flowsToBackward(fn, std::string_view("\x01"));  // fills backwardPaths_[fn]
-  std::vector<std::string_view> pending(backwardPaths_[fn].begin(), backwardPaths_[fn].end());
+  const std::unordered_set<std::string_view>& mentioned = backwardPaths(fn);
+  if (mentioned.count(name)) return true;
+  std::vector<std::string_view> pending(mentioned.begin(), mentioned.end());
   std::unordered_set<std::string_view> seen(pending.begin(), pending.end());
   while (!pending.empty()) {
     std::string_view p = pending.back();

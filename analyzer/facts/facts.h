@@ -591,7 +591,9 @@ class Facts {
   mutable std::unique_ptr<std::unordered_map<std::string_view, std::vector<NodeId>>> attributeWriters_;  // once asked
   mutable int64_t distributedEvidence_ = -1;  // distributedWithoutDevice, once asked (-1: not yet)
   mutable std::vector<uint8_t> fusedAttention_;  // per function: 0 unknown, 1 no, 2 yes
-  mutable std::unordered_map<uint32_t, std::unordered_set<std::string_view>> backwardPaths_;  // flowsToBackward, per function
+  /// The paths, and their dotted prefixes, that function `fn`'s backward calls mention (cached).
+  const std::unordered_set<std::string_view>& backwardPaths(uint32_t fn) const;
+  mutable std::unordered_map<uint32_t, std::unordered_set<std::string_view>> backwardPaths_;  // backwardPaths, per function
 
   mutable std::unique_ptr<Sizes> sizes_;
 
