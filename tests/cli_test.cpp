@@ -1079,6 +1079,30 @@ TEST_F(Cli, NamedFilesOfAProjectAreCheckedWithTheRestOfIt) {
   EXPECT_NE(std::string::npos, diffAlone.out.find("with torch.no_grad():")) << diffAlone.out;
 }
 
+TEST_F(Cli, ARebuiltBinaryOfTheSameReleaseDoesNotReadTheOldCache) {
+  // A development build keeps its version across rebuilds whose analysis differs: the cache is
+  // keyed by the binary itself too, so a stale result is never read back.
+  fs::copy(fs::path(OOMLINT_FIXTURES) / "projects" / "eval_helpers_across_modules", dir, fs::copy_options::recursive);
+  fs::path binary = dir / "bin" / "oomlint";
+  fs::create_directories(binary.parent_path());
+  fs::copy_file(OOMLINT_BINARY, binary);
+  auto verbose = [&]() {
+    std::string cmd = "cd '" + dir.string() + "' && '" + binary.string() + "' check -v -q --exit-zero utils.py 2>&1";
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    char buf[4096];
+    while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+    if (p) ::pclose(p);
+    return out;
+  };
+  verbose();
+  EXPECT_NE(std::string::npos, verbose().find("(2 from the cache)"));
+  fs::last_write_time(binary, fs::last_write_time(binary) + std::chrono::hours(1));  // rebuilt
+  std::string rebuilt = verbose();
+  EXPECT_NE(std::string::npos, rebuilt.find("(0 from the cache)")) << rebuilt;
+  EXPECT_NE(std::string::npos, verbose().find("(2 from the cache)"));
+}
+
 namespace {
 
 /// A LibTorch loop whose leak exists only when LEAK is defined: finding it proves a flag reached Clang.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/index_format.h"
+#include "util/executable.h"
 #include "version.h"
 
 namespace oomlint {
@@ -23,8 +24,20 @@ int64_t mtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
-/// The release and the layout of an entry: a cache written by another build is discarded.
-const std::string kCacheVersion = std::string(OOMLINT_VERSION) + "+cache10";
+/// The release, the layout of an entry and this very binary (its size and modification time): a
+/// cache written by another build is discarded, a rebuilt development binary of the same release
+/// included, whose analysis may differ.
+const std::string& cacheVersion() {
+  static const std::string version = [] {
+    std::string v = std::string(OOMLINT_VERSION) + "+cache10";
+    struct stat st {};
+    std::string self = executablePath();
+    if (!self.empty() && ::stat(self.c_str(), &st) == 0)
+      v += "+" + std::to_string(st.st_size) + "." + std::to_string(mtimeNs(st));
+    return v;
+  }();
+  return version;
+}
 
 /// Writes `text` to `path`; on failure nothing is left there.
 std::string writeFile(const std::string& path, const std::string& text) {
@@ -90,7 +103,7 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
   try {
     IndexReader in{text};
     in.expect(kIndexMagic);
-    if (in.string() != kCacheVersion) {
+    if (in.string() != cacheVersion()) {
       dirty_ = true;  // written by another build of oomlint: start afresh, silently
       return;
     }
@@ -318,7 +331,7 @@ std::string ResultCache::save() {
     appendString(lines, extra);
   }
   std::string index(kIndexMagic);
-  appendString(index, kCacheVersion);
+  appendString(index, cacheVersion());
   index += "\nblobs ";
   appendString(index, blobName);
   index += " " + std::to_string(blobs.size()) + " " + std::to_string(token) + "\nselections " + std::to_string(selections.size()) + "\n";
