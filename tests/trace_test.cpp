@@ -140,6 +140,23 @@ TEST(TraceJoin, EachLeakJoinsItsFinding) {
   }
 }
 
+TEST(TraceJoin, AStaticEstimateStandsBesideTheMeasuredGrowthAndAgreesWithIt) {
+  // Both programs state their sizes and store a forward's output that their backward
+  // differentiates: OOM102 estimates one batch of outputs per step, which is what the GPU kept.
+  for (const char* name : {"oom102_history", "oom_error"}) {
+    SCOPED_TRACE(name);
+    Result r = oomlint(std::string("trace --report fixtures/trace/") + name + ".trace.json --root . --output-format json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["growing_lines"].size(), 1u);
+    const nlohmann::json& line = j["growing_lines"][0];
+    ASSERT_TRUE(line["finding"].contains("estimated")) << line.dump();
+    EXPECT_EQ(line["finding"]["estimated"]["measure"], "growth");
+    double measured = line["bytes_per_step"].get<double>();
+    EXPECT_NEAR(line["finding"]["estimated"]["bytes"].get<double>(), measured, 0.05 * measured);
+  }
+}
+
 TEST(TraceJoin, PeakFindingsCoverTheLinesThatDominateThePeak) {
   for (const auto& [name, code] : {std::pair{"oom201_eval", "OOM201"}, std::pair{"oom105_retain", "OOM105"}}) {
     SCOPED_TRACE(name);
