@@ -21,6 +21,10 @@ flagged. Hooks may be functions, lambdas (`lambda m, i, o: feats.append(o)`),
 `functools.partial(save, name)` of a function of the file, instances of a class of the file (its
 `__call__`),
 bound methods (`self.save_activation`, `recorder.save`) or the functions a factory returns. A
+bound method of an object whose class is not known (`hook = template.copy()`, then
+`register_forward_hook(hook.forward)`) may be any method of that name with a hook's signature
+(module, input, output; two parameters for pre-hooks) in the file's classes that are not
+`nn.Module`s: each is checked. A
 hook on a module whose parameters are all frozen, and a stored value without history
 (`.detach()`, `.shape`, `.item()`), are not flagged.
 
@@ -85,7 +89,7 @@ class Oom108 final : public Rule {
     NodeId hookArg = positionalArg(m, call, 0);
     if (hookArg == kNone) hookArg = keywordArg(m, call, "hook");
     bool backwardHook = meth == "register_hook" || meth.find("backward") != std::string_view::npos;
-    for (const Hook& h : hookFunctions(f, hookArg)) checkHook(ctx, call, h, meth == "register_hook", backwardHook);
+    for (const Hook& h : hookFunctions(f, hookArg, hookParams(meth))) checkHook(ctx, call, h, meth == "register_hook", backwardHook);
   }
 
  private:
@@ -119,7 +123,16 @@ class Oom108 final : public Rule {
     uint32_t bound = 0;  // leading parameters `functools.partial` fills
   };
 
-  static std::vector<Hook> hookFunctions(const Facts& f, NodeId arg) {
+  /// The parameters a module hook of this registration takes: what the method of an object of no
+  /// known class must take to be it. 0 for `Tensor.register_hook`, whose one gradient is too
+  /// common a signature to go by.
+  static uint32_t hookParams(std::string_view meth) {
+    if (meth == "register_forward_hook" || meth == "register_full_backward_hook" || meth == "register_backward_hook") return 3;
+    if (meth == "register_forward_pre_hook" || meth == "register_full_backward_pre_hook") return 2;
+    return 0;
+  }
+
+  static std::vector<Hook> hookFunctions(const Facts& f, NodeId arg, uint32_t params) {
     const Module& m = f.module();
     std::vector<Hook> out;
     if (arg == kNone) return out;
@@ -129,6 +142,12 @@ class Oom108 final : public Rule {
       return out;
     }
     const Expr& a = m.expr(arg);
+    // `hook.forward` on an object of no known class (`hook = template.copy()`): the methods of that
+    // name and a hook's signature in this file's hook classes, any of which it may hold.
+    if (a.kind == ExprKind::Attribute && params > 0 && !isSelfName(m, a.lhs) && f.classOf(a.lhs) < 0) {
+      for (uint32_t fn : f.methodsTaking(a.text, params)) out.push_back({fn, 0});
+      return out;
+    }
     // `functools.partial(save, name)`: `save` with its first parameters filled.
     if (a.kind == ExprKind::Call && (m.canonical(arg) == "functools.partial" || calleeName(m, arg) == "partial")) {
       uint32_t bound = 0;

@@ -176,6 +176,11 @@ class Facts {
   std::span<const uint32_t> callTargets(NodeId call) const;
   /// The function a callable expression denotes (`self.on_hook`, `hook`, a lambda), or UINT32_MAX.
   uint32_t functionDenoted(NodeId expr) const;
+  /// The methods named `name` of this file's classes that take exactly `params` parameters after
+  /// `self`, and whose class is no nn.Module (its `forward` is the module's own, not a callback):
+  /// what `obj.name` may denote when obj's class is unknown, narrowed by the signature it is
+  /// called with (`register_forward_hook(hook.forward)`: module, input, output).
+  std::vector<uint32_t> methodsTaking(std::string_view name, uint32_t params) const;
   /// Class of a method (following nested functions out to their method), or -1.
   int32_t classOfFunction(uint32_t fn) const;
   /// The statement is in an `except` handler (C++ `catch`) nested inside `outer` (or anywhere, for kNone).

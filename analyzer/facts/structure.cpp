@@ -336,6 +336,19 @@ uint32_t Facts::functionDenoted(NodeId e) const {
   return UINT32_MAX;
 }
 
+std::vector<uint32_t> Facts::methodsTaking(std::string_view name, uint32_t params) const {
+  std::vector<uint32_t> out;
+  auto it = functionsByName_.find(name);
+  if (it == functionsByName_.end()) return out;
+  for (uint32_t fn : it->second) {
+    const Function& func = m_.functions[fn];
+    if (func.cls < 0 || isModuleClass(func.cls) || func.paramCount != params + 1) continue;
+    if (m_.params[func.firstParam].name != "self") continue;  // a static or class method
+    out.push_back(fn);
+  }
+  return out;
+}
+
 bool Facts::mentionsPath(NodeId e, std::string_view path) const {
   if (path.empty()) return false;
   bool found = false;
