@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the linux-x64 .vsix: the extension with the oomlint binary and the C++ front end bundled.
+#
+#   editors/vscode/package-vsix.sh STAGE OUTDIR VERSION
+#
+# STAGE is an installed oomlint (bin/oomlint, lib/oomlint/: `cmake --install BUILD --prefix
+# STAGE`, as scripts/build-dist.sh stages the wheel's files). Writes OUTDIR/oomlint-VERSION-linux-x64.vsix.
+# Needs npm; `npm ci` installs the pinned dependencies from package-lock.json.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+stage="$(cd "${1:?STAGE}" && pwd)"
+out="$(mkdir -p "${2:?OUTDIR}" && cd "$2" && pwd)"
+version="${3:?VERSION}"
+cd "$here"
+[[ -x "$stage/bin/oomlint" ]] || { echo "package-vsix: no $stage/bin/oomlint" >&2; exit 1; }
+
+npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+npx --no-install tsc -p .
+rm -rf bundled
+mkdir -p bundled/bin bundled/lib
+cp "$stage/bin/oomlint" bundled/bin/
+cp -r "$stage/lib/oomlint" bundled/lib/
+cp ../../LICENSE LICENSE
+trap 'rm -f "$here/LICENSE"' EXIT
+npx --no-install vsce package "$version" --no-update-package-json --no-git-tag-version \
+  --target linux-x64 --out "$out/oomlint-$version-linux-x64.vsix"
