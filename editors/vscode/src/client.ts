@@ -1,7 +1,7 @@
 // Starts `oomlint server` as a language client: which documents it gets, the settings it is
 // started with, and the answer to its `workspace/configuration` requests.
 import * as vscode from "vscode";
-import { DocumentSelector, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
+import { DocumentSelector, LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
 import { ResolvedBinary } from "./binary";
 import { cppEnabled, serverSettings } from "./settings";
 
@@ -21,8 +21,7 @@ export function documentSelector(withCpp: boolean): DocumentSelector {
 export function createClient(binary: ResolvedBinary, channel: vscode.LogOutputChannel): LanguageClient {
   const serverOptions: ServerOptions = {
     command: binary.path,
-    args: ["server"],
-    transport: TransportKind.stdio,
+    args: ["server"], // over stdin/stdout; no `transport`, which would add `--stdio`
     options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
   };
   const clientOptions: LanguageClientOptions = {
