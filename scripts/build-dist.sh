@@ -4,6 +4,8 @@
 #   oomlint-X.Y.Z-py3-none-manylinux_2_NN_x86_64.whl   pip install; oomlint on PATH, C++ included
 #   oomlint-X.Y.Z-x86_64-linux.tar.gz                  the same files, relocatable (bin/, lib/oomlint/)
 #   oomlint_X.Y.Z_amd64.deb                            apt-get install ./oomlint_X.Y.Z_amd64.deb
+#   oomlint-X.Y.Z-linux-x64.vsix                       the VS Code extension with the same binaries
+#                                                      (editors/vscode; needs npm and Node.js 20+)
 # It fails when a binary needs a shared library other than glibc's, or a glibc newer than
 # OOMLINT_MAX_GLIBC (default 2.35: Ubuntu 22.04, Debian 12 and newer).
 # Needs what `scripts/setup.sh --user` installs, plus dpkg-dev for the .deb.
@@ -49,5 +51,11 @@ if command -v dpkg-shlibdeps >/dev/null 2>&1; then
   (cd "$build" && cpack -G DEB -B "$out" >/dev/null && rm -rf "$out/_CPack_Packages")
 else
   echo "build-dist: dpkg-dev is not installed, no .deb" >&2
+fi
+# @vscode/vsce needs Node.js 20 or newer (Debian 12's own nodejs is 18).
+if command -v npm >/dev/null 2>&1 && (($(node -p 'process.versions.node.split(".")[0]') >= 20)); then
+  bash editors/vscode/package-vsix.sh "$stage" "$out" "$version" >/dev/null
+else
+  echo "build-dist: no npm with Node.js 20 or newer, no .vsix" >&2
 fi
 ls -l "$out"

@@ -13,6 +13,11 @@ out="$(mkdir -p "${2:?OUTDIR}" && cd "$2" && pwd)"
 version="${3:?VERSION}"
 cd "$here"
 [[ -x "$stage/bin/oomlint" ]] || { echo "package-vsix: no $stage/bin/oomlint" >&2; exit 1; }
+# package.json names the release too (docs/releasing.md): a mismatch is a forgotten step.
+grep -q "^  \"version\": \"$version\",$" package.json ||
+  { echo "package-vsix: editors/vscode/package.json's version is not $version" >&2; exit 1; }
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+((node_major >= 20)) || { echo "package-vsix: @vscode/vsce needs Node.js 20 or newer, not $(node -v)" >&2; exit 1; }
 
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 npx --no-install tsc -p .

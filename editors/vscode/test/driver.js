@@ -2,8 +2,9 @@
 // with the oomlint extension installed, and checks what a user would see against what the
 // oomlint CLI reports for the same files. Run by e2e.sh, which starts code-server; reads
 //   E2E_URL        the workbench (code-server on loopback, the folder in ?folder=)
-//   E2E_WORKSPACE  that folder: copies of examples/train.py, examples/sized_mlp.py and
-//                  examples/notebooks/train.ipynb, which the test edits
+//   E2E_WORKSPACE  that folder: copies of examples/train.py, examples/sized_mlp.py,
+//                  examples/notebooks/train.ipynb and examples/cpp/mnist_classifier.cpp, which
+//                  the test edits
 //   E2E_OOMLINT    the oomlint binary the extension runs (for the CLI's view of the same files)
 //   E2E_OUT        where screenshots and timings.json go
 //   E2E_PLAYWRIGHT the playwright-core package folder; E2E_CHROMIUM the browser
@@ -136,6 +137,11 @@ async function main() {
     (await wb.quickOpen(page, "train.ipynb"))();
     await problemsMatchCli(page, "train.ipynb", (f) => f.includes("train.ipynb"), "Problems lists the notebook's findings as the CLI reports them");
     await page.screenshot({ path: path.join(out, "notebook.png") });
+
+    // 5. C++ (oomlint.cpp.enable is on by default): the bundled C++ front end's findings.
+    (await wb.quickOpen(page, "mnist_classifier.cpp"))();
+    await problemsMatchCli(page, "mnist_classifier.cpp", (f) => f === "mnist_classifier.cpp", "Problems lists mnist_classifier.cpp's findings as the CLI reports them");
+    await page.screenshot({ path: path.join(out, "cpp.png") });
   } catch (e) {
     check(false, "the session ran to its end", e.stack);
     await page.screenshot({ path: path.join(out, "failure.png") }).catch(() => {});

@@ -50,7 +50,8 @@ cleanup() {
 trap cleanup EXIT
 ws="$work/workspace" data="$work/user-data" exts="$work/extensions"
 mkdir -p "$ws" "$data/User" "$exts"
-cp "$root/examples/train.py" "$root/examples/sized_mlp.py" "$root/examples/notebooks/train.ipynb" "$ws/"
+cp "$root/examples/train.py" "$root/examples/sized_mlp.py" "$root/examples/notebooks/train.ipynb" \
+  "$root/examples/cpp/mnist_classifier.cpp" "$ws/"
 cat >"$data/User/settings.json" <<'JSON'
 {
   "security.workspace.trust.enabled": false,
