@@ -46,6 +46,7 @@ packages=(
   libclang-cpp14-dev libclang-14-dev llvm-14-dev libclang-common-14-dev  # the C++ front end (Clang LibTooling)
   clang-tools-14                   # clang-apply-replacements: tests apply --export-fixes with it
   zlib1g-dev libncurses-dev        # zlib and terminfo, which the static LLVM archives link against
+  chromium libkrb5-dev             # the VS Code extension's e2e test: the browser, and a header code-server's native modules build against
 )
 if [[ $mode == user ]]; then
   packages=(build-essential cmake ninja-build pkg-config ca-certificates openssl
@@ -82,6 +83,9 @@ if [[ $mode == user ]]; then
 fi
 
 bash scripts/fetch-deps.sh
+# The VS Code extension's e2e test: code-server, the Node 24 it needs and playwright-core, from
+# editors/vscode/test/package-lock.json into ~/.cache/oomlint-vscode-e2e (only when the lock changed).
+bash editors/vscode/test/e2e.sh --install
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build

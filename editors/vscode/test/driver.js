@@ -3,7 +3,7 @@
 // oomlint CLI reports for the same files. Run by e2e.sh, which starts code-server; reads
 //   E2E_URL        the workbench (code-server on loopback, the folder in ?folder=)
 //   E2E_WORKSPACE  that folder: copies of examples/train.py, examples/sized_mlp.py,
-//                  examples/notebooks/train.ipynb and examples/cpp/mnist_classifier.cpp, which
+//                  examples/notebooks/train.ipynb and examples/cpp/data_pipeline.cpp, which
 //                  the test edits
 //   E2E_OOMLINT    the oomlint binary the extension runs (for the CLI's view of the same files)
 //   E2E_OUT        where screenshots and timings.json go
@@ -32,11 +32,12 @@ function cli(file, ...args) {
   return JSON.parse(r.stdout);
 }
 
-/** What `oomlint check --fix ARGS` makes of a file, on a scratch copy. */
+/** What `oomlint check --fix ARGS` makes of a file (or of `text` under its name), on a scratch copy. */
 function fixedByCli(file, ...args) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "oomlint-e2e-"));
   const copy = path.join(dir, path.basename(file));
-  fs.copyFileSync(path.join(ws, file), copy);
+  if (typeof args[0] === "object") fs.writeFileSync(copy, args.shift().text);
+  else fs.copyFileSync(path.join(ws, file), copy);
   spawnSync(oomlint, ["check", copy, "--fix", ...args], { encoding: "utf8" });
   return fs.readFileSync(copy, "utf8");
 }
@@ -46,7 +47,10 @@ const keys = (list) => JSON.stringify(list.map(key).sort());
 /** The CLI's findings as markers: code, 1-based line and column (in its cell, for a notebook). */
 const asMarkers = (findings) => findings.map((f) => ({ code: f.code, line: f.location.row, col: f.location.column }));
 
-async function waitForFile(file, want, what) {
+/** Waits for `file` on disk to read `want`, which must differ from `before` (else the check
+ * would pass without the editor doing anything). */
+async function waitForFile(file, want, before, what) {
+  if (want === before) return check(false, what, "the CLI changes nothing here, so this would prove nothing");
   try {
     await wb.until(() => fs.readFileSync(path.join(ws, file), "utf8") === want, what, 15000);
     check(true, what);
@@ -97,6 +101,7 @@ async function main() {
     const target = cli("train.py").find((f) => f.fix && f.fix.applicability === "safe");
     check(Boolean(target), "train.py has a finding with a safe fix (OOM201)");
     if (target) {
+      const before = fs.readFileSync(path.join(ws, "train.py"), "utf8");
       const want = fixedByCli("train.py", "--select", target.code);
       await wb.goTo(page, target.location.row, target.location.column);
       const item = page.locator(".action-widget .monaco-list-row", { hasText: target.fix.message }).first();
@@ -108,7 +113,7 @@ async function main() {
       await page.screenshot({ path: path.join(out, "train-quickfix.png") });
       await item.click();
       await wb.saveWhenEdited(page);
-      await waitForFile("train.py", want, `the quick fix "${target.fix.message}" wrote what \`oomlint check --fix\` writes`);
+      await waitForFile("train.py", want, before, `the quick fix "${target.fix.message}" wrote what \`oomlint check --fix\` writes`);
       await problemsMatchCli(page, "train.py", (f) => f === "train.py", `after the fix, Problems lists what the CLI reports for the fixed train.py`);
     }
 
@@ -128,19 +133,30 @@ async function main() {
       await page.screenshot({ path: path.join(out, "sized-hover.png") });
       await page.keyboard.press("Escape");
     }
+    const sizedBefore = fs.readFileSync(path.join(ws, "sized_mlp.py"), "utf8");
     const wantAll = fixedByCli("sized_mlp.py");
     await wb.runCommand(page, "oomlint: Fix all oomlint problems");
     await wb.saveWhenEdited(page);
-    await waitForFile("sized_mlp.py", wantAll, "\"Fix all oomlint problems\" wrote what `oomlint check --fix` writes");
+    await waitForFile("sized_mlp.py", wantAll, sizedBefore, "\"Fix all oomlint problems\" wrote what `oomlint check --fix` writes");
 
     // 4. The notebook: each cell's findings in Problems.
     (await wb.quickOpen(page, "train.ipynb"))();
     await problemsMatchCli(page, "train.ipynb", (f) => f.includes("train.ipynb"), "Problems lists the notebook's findings as the CLI reports them");
     await page.screenshot({ path: path.join(out, "notebook.png") });
 
-    // 5. C++ (oomlint.cpp.enable is on by default): the bundled C++ front end's findings.
-    (await wb.quickOpen(page, "mnist_classifier.cpp"))();
-    await problemsMatchCli(page, "mnist_classifier.cpp", (f) => f === "mnist_classifier.cpp", "Problems lists mnist_classifier.cpp's findings as the CLI reports them");
+    // 5. C++ (oomlint.cpp.enable is on by default): the bundled C++ front end's findings, and
+    // source.fixAll.oomlint on save, which e2e.sh's user settings ask for in C++ files only (so
+    // that it cannot stand in for the Python quick fix and fix-all command above).
+    const cpp = "data_pipeline.cpp";
+    (await wb.quickOpen(page, cpp))();
+    await problemsMatchCli(page, cpp, (f) => f === cpp, `Problems lists ${cpp}'s findings as the CLI reports them`);
+    const edited = fs.readFileSync(path.join(ws, cpp), "utf8") + "\n";
+    const wantOnSave = fixedByCli(cpp, { text: edited });
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press(`${wb.mod}+End`);
+    await page.keyboard.press("Enter"); // the file's last line is empty: one more newline
+    await wb.saveWhenEdited(page);
+    await waitForFile(cpp, wantOnSave, edited, "saving with source.fixAll.oomlint on save wrote what `oomlint check --fix` writes");
     await page.screenshot({ path: path.join(out, "cpp.png") });
   } catch (e) {
     check(false, "the session ran to its end", e.stack);

@@ -51,7 +51,7 @@ trap cleanup EXIT
 ws="$work/workspace" data="$work/user-data" exts="$work/extensions"
 mkdir -p "$ws" "$data/User" "$exts"
 cp "$root/examples/train.py" "$root/examples/sized_mlp.py" "$root/examples/notebooks/train.ipynb" \
-  "$root/examples/cpp/mnist_classifier.cpp" "$ws/"
+  "$root/examples/cpp/data_pipeline.cpp" "$ws/"
 cat >"$data/User/settings.json" <<'JSON'
 {
   "security.workspace.trust.enabled": false,
@@ -63,6 +63,7 @@ cat >"$data/User/settings.json" <<'JSON'
   "extensions.autoCheckUpdates": false,
   "extensions.autoUpdate": false,
   "update.mode": "none",
+  "[cpp]": { "editor.codeActionsOnSave": { "source.fixAll.oomlint": "explicit" } },
   "files.autoSave": "off"
 }
 JSON
@@ -78,7 +79,8 @@ printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$port" >"$work/conf
   --user-data-dir "$data" --extensions-dir "$exts" "$ws" >"$out/code-server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 120); do
-  curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+  "$node24/node" -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' \
+    "http://127.0.0.1:$port/healthz" && break
   kill -0 "$server" 2>/dev/null || { cat "$out/code-server.log" >&2; exit 1; }
   sleep 0.5
 done
