@@ -46,8 +46,10 @@ bash scripts/build-dist.sh build-dist/dist >/dev/null
 phase "portable build (build-dist)"
 bash tests/dist_test.sh build-dist/dist build
 phase "dist test"
-# The VS Code extension, installed from the .vsix just built, in a real VS Code (code-server on
-# loopback, driven in headless Chromium; editors/vscode/test/e2e.sh).
+# The VS Code extension: its binary resolution (compiled by build-dist's package-vsix.sh), then the
+# extension installed from the .vsix just built, in a real VS Code (code-server on loopback, driven
+# in headless Chromium; editors/vscode/test/e2e.sh).
+node --test editors/vscode/test/binary.test.js
 version="$(sed -n 's/^project(oomlint VERSION \([0-9][0-9.]*\).*/\1/p' CMakeLists.txt)"
 bash editors/vscode/test/e2e.sh "build-dist/dist/oomlint-$version-linux-x64.vsix" build-dist/vscode-e2e
 phase "VS Code extension e2e"
