@@ -142,6 +142,13 @@ async function main() {
     // 4. The notebook: each cell's findings in Problems.
     (await wb.quickOpen(page, "train.ipynb"))();
     await problemsMatchCli(page, "train.ipynb", (f) => f.includes("train.ipynb"), "Problems lists the notebook's findings as the CLI reports them");
+    // For the screenshot: the last cell (cell 10, two findings) in view, its squiggles drawn.
+    // Only for the picture: it decides nothing.
+    await page.locator(".notebook-editor .monaco-editor .view-lines >> visible=true").first().click({ timeout: 5000, force: true })
+      .then(() => page.keyboard.press("Escape"))
+      .then(() => page.keyboard.press(`${wb.mod}+End`))
+      .then(() => wb.until(async () => (await wb.squiggles(page, ".notebook-editor")) > 0, "squiggles in the notebook", 10000))
+      .catch((e) => console.log(`(the notebook screenshot may not show its findings: ${e.message.split("\n")[0]})`));
     await page.screenshot({ path: path.join(out, "notebook.png") });
 
     // 5. C++ (oomlint.cpp.enable is on by default): the bundled C++ front end's findings, and
