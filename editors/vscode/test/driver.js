@@ -32,6 +32,15 @@ function cli(file, ...args) {
   return JSON.parse(r.stdout);
 }
 
+/** What `oomlint check --add-noqa` makes of a file, on a scratch copy. */
+function noqaByCli(file) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "oomlint-e2e-"));
+  const copy = path.join(dir, path.basename(file));
+  fs.copyFileSync(path.join(ws, file), copy);
+  spawnSync(oomlint, ["check", copy, "--add-noqa"], { encoding: "utf8" });
+  return fs.readFileSync(copy, "utf8");
+}
+
 /** What `oomlint check --fix ARGS` makes of a file (or of `text` under its name), on a scratch copy. */
 function fixedByCli(file, ...args) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "oomlint-e2e-"));
@@ -165,6 +174,26 @@ async function main() {
     await wb.saveWhenEdited(page);
     await waitForFile(cpp, wantOnSave, edited, "saving with source.fixAll.oomlint on save wrote what `oomlint check --fix` writes");
     await page.screenshot({ path: path.join(out, "cpp.png") });
+
+    // 6. "Show client logs": the extension says which oomlint it started (the bundled one).
+    await wb.runCommand(page, "oomlint: Show client logs");
+    const started = await wb.until(() => page.evaluate(() => {
+      // Monaco draws spaces as no-break spaces.
+      const text = [...document.querySelectorAll(".monaco-editor .view-line")].map((l) => l.textContent.replace(/\u00a0/g, " ")).join("");
+      // The Output view wraps long lines: their parts are joined without a break.
+      return /starting \S+\/bundled\/bin\/oomlint server \(from ?bundled\)/.test(text) && text;
+    }), "the client log", 15000).catch(() => "");
+    await page.screenshot({ path: path.join(out, "client-logs.png") });
+    check(Boolean(started), "\"Show client logs\" shows the bundled oomlint started", "no \"starting .../bundled/bin/oomlint server (from bundled)\" line");
+
+    // 7. "Add noqa to all findings" on train.py: as `oomlint check --add-noqa` writes it.
+    (await wb.quickOpen(page, "train.py"))();
+    await page.waitForSelector('.tabs-container .tab.active[aria-label^="train.py"]', { timeout: 15000 });
+    const noqaBefore = fs.readFileSync(path.join(ws, "train.py"), "utf8");
+    const wantNoqa = noqaByCli("train.py");
+    await wb.runCommand(page, "oomlint: Add noqa to all findings");
+    await wb.saveWhenEdited(page);
+    await waitForFile("train.py", wantNoqa, noqaBefore, "\"Add noqa to all findings\" wrote what `oomlint check --add-noqa` writes");
   } catch (e) {
     check(false, "the session ran to its end", e.stack);
     await page.screenshot({ path: path.join(out, "failure.png") }).catch(() => {});
