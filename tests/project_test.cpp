@@ -246,6 +246,44 @@ TEST(ProjectCheck, DependencyTextChangesKeepTheImportersCachedFindings) {
   fs::remove_all(tmp);
 }
 
+TEST(ProjectCheck, ASummaryThatCallersEmptyStillSettles) {
+  // `scaled` returns what it computes from its parameters: a summary, while its callers are
+  // unknown. Its one caller runs it under no_grad, which clears those bits and empties the
+  // summary. The callers' word must stay with it then; dropped, the summary came back, and every
+  // round (and every warm run, as the project never settled) analysed both files again.
+  fs::path tmp = fs::temp_directory_path() / ("oomlint_project_settle_" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "pkg");
+  std::ofstream(tmp / "pyproject.toml") << "";
+  std::ofstream(tmp / "pkg" / "ops.py") << "import torch\n\n\ndef scaled(x, k):\n    return x * k\n";
+  std::ofstream(tmp / "pkg" / "use.py") << "import torch\nimport pkg.ops\n\n\ndef copy(x):\n    with torch.no_grad():\n"
+                                           "        y = pkg.ops.scaled(x, 2)\n    return y\n";
+  std::vector<std::string> abs = {(tmp / "pkg" / "ops.py").string(), (tmp / "pkg" / "use.py").string()};
+  std::string dir = (tmp / ".cache").string(), warning;
+  CheckOptions opts = testutil::everyRule();
+  static const std::string key = "k";
+  auto run = [&]() {
+    ResultCache cache(dir, warning);
+    project::Project p(tmp.string(), abs);
+    project::ProjectCheck check;
+    check.report.assign(abs.size(), true);
+    check.displayPath = abs;
+    check.options = [&](size_t) -> const CheckOptions& { return opts; };
+    check.selectionKey = [&](size_t) -> const std::string& { return key; };
+    check.cache = &cache;
+    check.onResult = [](size_t, FileResult&&) {};
+    project::checkProject(p, check);
+    EXPECT_EQ(cache.save(), "");
+    return check.analysedPerRound;
+  };
+  std::vector<size_t> first = run();
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(first.front(), 2u);
+  EXPECT_LT(first.size(), 4u) << "the rounds ran to their cap: the answers kept changing";
+  EXPECT_EQ(run(), std::vector<size_t>{0}) << "a warm run of an unchanged project analyses nothing";
+  fs::remove_all(tmp);
+}
+
 TEST(ProjectScan, ImportsWithParenthesesContinuationsSubmodulesAndNesting) {
   auto scanned = project::scanImports(
       "import os, torch.nn as nn\n"

@@ -66,7 +66,9 @@ void Project::addFunctions(size_t j) {
     fn.summary = &summaries_.emplace_back(f.summary);
     fn.params = f.params;
     fn.bound = f.method;
-    functions_.insert_or_assign(keyOf(j, f.name), std::move(fn));
+    std::string key = keyOf(j, f.name);
+    summarisedOnce_.insert(key);
+    functions_.insert_or_assign(std::move(key), std::move(fn));
   }
 }
 
@@ -178,9 +180,10 @@ void Project::link() {
         s = next;
       }
       // A function whose body does nothing grad mode or eval mode changes exports no summary: its
-      // callers tell it nothing. (A module not analysed yet has told nothing: callers kept for it.)
+      // callers tell it nothing. (A module not analysed yet has told nothing: callers kept for it;
+      // so are they for a function whose summary emptied this run, perhaps because of them.)
       std::string key = keyOf(s.file, s.name);
-      if (hasExports_[s.file] && !functions_.count(key)) continue;
+      if (hasExports_[s.file] && !functions_.count(key) && !summarisedOnce_.count(key)) continue;
       auto [it, fresh] = callers_.try_emplace(std::move(key));
       CallerContext& ctx = it->second;
       if (fresh) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "facts/project_view.h"
@@ -131,6 +132,10 @@ class Project {
   std::unordered_map<std::string, ImportedFunction> functions_;     // "<file>\n<name>" -> function
   std::unordered_map<std::string, ClassState> classes_;          // "<file>\n<class>" -> state
   std::unordered_map<std::string, CallerContext> callers_;       // "<file>\n<name>" -> callers elsewhere
+  /// Functions that exported a summary at some link of this run: their callers keep counting after
+  /// the summary empties. A summary can empty because of what the callers say (every call under
+  /// `no_grad`), and dropping the callers then would bring it back: the rounds would flip forever.
+  std::unordered_set<std::string> summarisedOnce_;
   std::vector<ProgramFacts> programs_;                           // per file
   std::deque<Summary> summaries_;                                // stable storage for functions_
   std::vector<std::string> topNames_;                            // first components of module names
