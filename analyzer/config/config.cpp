@@ -390,10 +390,10 @@ RuleSelection ConfigResolver::selectionFor(const Config& c, const std::string& a
   return codes.empty() ? sel : sel.without(codes);
 }
 
-bool ConfigResolver::excluded(const Config& c, const std::string& absPath) const {
+bool ConfigResolver::excluded(const Config& c, const std::string& absPath, bool folderAdmitted) const {
   std::string_view rel = absPath;
   if (!c.dir.empty() && rel.size() > c.dir.size() && rel.starts_with(c.dir) && rel[c.dir.size()] == '/') rel.remove_prefix(c.dir.size() + 1);
-  if (c.excludePatterns) return c.excludePatterns->matchesAny(rel);
+  if (c.excludePatterns) return folderAdmitted ? c.excludePatterns->matchesAnyBelowAdmitted(rel) : c.excludePatterns->matchesAny(rel);
   for (const auto* list : {&c.exclude, &c.extendExclude})  // a Config built by hand
     for (const std::string& p : *list)
       if (pathPatternMatch(p, rel)) return true;

@@ -74,8 +74,10 @@ class ConfigResolver {
   /// Selection for one file, per-file-ignores applied, with its target PyTorch (`--target-torch`,
   /// else the config's `target-torch`, else the project's declared requirement).
   RuleSelection selectionFor(const Config& c, const std::string& absPath) const;
-  /// True when `absPath` is excluded by the config's exclude lists.
-  bool excluded(const Config& c, const std::string& absPath) const;
+  /// True when `absPath` is excluded by the config's exclude lists. `folderAdmitted`: its folder
+  /// was asked about with the same config and is not excluded (a walk knows), so only the last
+  /// component and the anchored patterns are tested.
+  bool excluded(const Config& c, const std::string& absPath, bool folderAdmitted = false) const;
 
  private:
   std::shared_ptr<const Config> applyCli(Config c) const;

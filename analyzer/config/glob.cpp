@@ -130,25 +130,38 @@ PathPatterns::PathPatterns(const std::vector<std::string>& patterns) {
   }
 }
 
+bool PathPatterns::componentMatches(std::string_view comp) const {
+  for (const std::string& n : names_)
+    if (comp == n) return true;
+  for (const std::string& tail : suffixes_)
+    if (comp.ends_with(tail)) return true;
+  for (const std::string& g : componentGlobs_)
+    if (globMatch(g, comp)) return true;
+  return false;
+}
+
+bool PathPatterns::anchoredMatches(std::string_view rel) const {
+  for (const std::string& a : anchored_)
+    if (anchoredMatch(a, rel)) return true;
+  return false;
+}
+
 bool PathPatterns::matchesAny(std::string_view rel) const {
   if (!names_.empty() || !suffixes_.empty() || !componentGlobs_.empty()) {
     size_t start = 0;
     while (start <= rel.size()) {
       size_t end = rel.find('/', start);
-      std::string_view comp = rel.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-      for (const std::string& n : names_)
-        if (comp == n) return true;
-      for (const std::string& tail : suffixes_)
-        if (comp.ends_with(tail)) return true;
-      for (const std::string& g : componentGlobs_)
-        if (globMatch(g, comp)) return true;
+      if (componentMatches(rel.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start))) return true;
       if (end == std::string_view::npos) break;
       start = end + 1;
     }
   }
-  for (const std::string& a : anchored_)
-    if (anchoredMatch(a, rel)) return true;
-  return false;
+  return anchoredMatches(rel);
+}
+
+bool PathPatterns::matchesAnyBelowAdmitted(std::string_view rel) const {
+  size_t slash = rel.rfind('/');
+  return componentMatches(slash == std::string_view::npos ? rel : rel.substr(slash + 1)) || anchoredMatches(rel);
 }
 
 bool pathPatternMatch(std::string_view pattern, std::string_view rel) {

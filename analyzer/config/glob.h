@@ -23,9 +23,15 @@ class PathPatterns {
   explicit PathPatterns(const std::vector<std::string>& patterns);
   /// True when any pattern matches `relativePath`.
   bool matchesAny(std::string_view relativePath) const;
+  /// The same for a path whose folder was found to match no pattern (by matchesAny with the same
+  /// patterns): only its last component can match a per-component pattern. A walk asks this for
+  /// each entry, so deep trees do not test every folder's name again for each file in it.
+  bool matchesAnyBelowAdmitted(std::string_view relativePath) const;
   bool empty() const { return names_.empty() && suffixes_.empty() && componentGlobs_.empty() && anchored_.empty(); }
 
  private:
+  bool componentMatches(std::string_view component) const;
+  bool anchoredMatches(std::string_view relativePath) const;
   std::vector<std::string> names_;           // no slash, no glob character: equal to a component
   std::vector<std::string> suffixes_;        // `*` + such a name: the end of a component
   std::vector<std::string> componentGlobs_;  // any other pattern without a slash

@@ -117,6 +117,7 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
     struct Item {
       std::string shown, abs;
       std::shared_ptr<const IgnoreScope> scope;
+      std::shared_ptr<const Config> admittedBy;  // the config that found the folder not excluded
     };
     std::vector<Item> stack;
     std::shared_ptr<const IgnoreScope> rootScope;
@@ -155,7 +156,7 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
     }
     std::string shownRoot = given;
     while (shownRoot.size() > 1 && shownRoot.back() == '/') shownRoot.pop_back();
-    stack.push_back({shownRoot, abs, rootScope});
+    stack.push_back({shownRoot, abs, rootScope, nullptr});
     while (!stack.empty()) {
       Item dir = std::move(stack.back());
       stack.pop_back();
@@ -215,8 +216,8 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
           continue;
         }
         if (cfg->respectGitignore && scope && gitIgnored(scope.get(), childAbs, isDir)) continue;
-        if (resolver.excluded(*cfg, childAbs)) continue;
-        if (isDir) stack.push_back({childShown, childAbs, scope});
+        if (resolver.excluded(*cfg, childAbs, /*folderAdmitted=*/dir.admittedBy == cfg)) continue;
+        if (isDir) stack.push_back({childShown, childAbs, scope, cfg});
         else result.files.push_back(childShown);
       }
     }

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace oomlint::project {
@@ -72,12 +74,41 @@ std::vector<std::string> modulesBeside(const std::string& dir) {
 Project::Project(std::string root, std::vector<std::string> files) : root_(std::move(root)), files_(std::move(files)) {
   size_t n = files_.size();
   for (size_t i = 0; i < n; ++i) byPath_.emplace(files_[i], i);
-  moduleName_.assign(n, {});
-  relDir_.assign(n, {});
   exports_.assign(n, {});
   hasExports_.assign(n, 0);
   programs_.assign(n, {});
+}
+
+void Project::buildNames() const {
+  size_t n = files_.size();
+  moduleName_.assign(n, {});
+  relDir_.assign(n, {});
   std::unordered_set<std::string> folders;  // every folder holding a module, root-relative, once
+  // A folder's dotted name through the packages above it (null: it holds no __init__.py), once
+  // per folder: modules share folders, and climbing from each module was most of the work here.
+  std::unordered_map<std::string, std::optional<std::string>> packages;
+  auto packageName = [&](const std::string& folder) -> const std::string* {
+    std::vector<std::string> climb;  // folders not decided yet, innermost first
+    std::string dir = folder;
+    const std::optional<std::string>* known = nullptr;
+    for (;; dir = parentOf(dir)) {
+      auto it = packages.find(dir);
+      if (it != packages.end()) {
+        known = &it->second;
+        break;
+      }
+      if (dir.empty() || !byPath_.count(dir + "/__init__.py")) break;
+      climb.push_back(dir);
+    }
+    std::optional<std::string> outer = known ? *known : std::nullopt;
+    if (!known) packages.emplace(dir, std::nullopt);  // the first folder that is no package
+    for (auto d = climb.rbegin(); d != climb.rend(); ++d) {
+      outer = outer ? *outer + "." + baseOf(*d) : baseOf(*d);
+      packages.emplace(*d, outer);
+    }
+    const std::optional<std::string>& mine = packages.at(folder);
+    return mine ? &*mine : nullptr;
+  };
   auto addEntry = [&](const std::string& rel) {
     std::vector<std::string>& in = entryDirs_[baseOf(rel)];
     std::string dir = parentOf(rel);
@@ -104,15 +135,9 @@ Project::Project(std::string root, std::vector<std::string> files) : root_(std::
       d = parentOf(d);
     }
     // Named by the packages above it.
-    std::string name = init ? std::string() : baseOf(noExt);
-    bool packaged = false;
-    for (std::string dir = parentOf(abs); !dir.empty() && byPath_.count(dir + "/__init__.py"); dir = parentOf(dir)) {
-      name = name.empty() ? baseOf(dir) : baseOf(dir) + "." + name;
-      packaged = true;
-    }
-    if (packaged) {
-      moduleName_[i] = name;
-      addModule(name, i);
+    if (const std::string* package = packageName(parentOf(abs))) {
+      moduleName_[i] = init ? *package : *package + "." + baseOf(noExt);
+      addModule(moduleName_[i], i);
     }
     // Relative to the root and to src/ (namespace packages, src layouts).
     std::string relName = init ? relDir_[i] : rel;
@@ -131,6 +156,7 @@ size_t Project::indexOf(const std::string& absPath) const {
 bool Project::isPackage(size_t i) const { return baseOf(stripPy(files_[i])) == "__init__"; }
 
 std::string Project::packageOf(size_t i) const {
+  names();
   const std::string& name = moduleName_[i];
   if (name.empty()) return {};
   if (baseOf(stripPy(files_[i])) == "__init__") return name;
@@ -140,6 +166,7 @@ std::string Project::packageOf(size_t i) const {
 
 size_t Project::resolveModule(size_t from, std::string_view dotted) const {
   if (dotted.empty()) return SIZE_MAX;
+  names();
   if (dotted[0] == '.') {
     size_t level = 0;
     while (level < dotted.size() && dotted[level] == '.') ++level;
@@ -175,6 +202,7 @@ size_t Project::resolveModule(size_t from, std::string_view dotted) const {
 bool Project::mayBeProject(size_t from, std::string_view dotted) const {
   if (dotted.empty()) return false;
   if (dotted[0] == '.') return true;
+  names();
   std::string_view first = dotted.substr(0, dotted.find('.'));
   if (std::binary_search(topNames_.begin(), topNames_.end(), first)) return true;
   for (std::string dir = relDir_[from];; dir = parentOf(dir)) {
@@ -194,6 +222,7 @@ size_t Project::importedModule(size_t from, std::string_view dotted) const {
 }
 
 size_t Project::longestModule(size_t from, const std::string& dots, const std::vector<std::string_view>& parts, size_t& k) const {
+  names();
   if (!dots.empty()) {  // relative: against the package
     for (k = parts.size() + 1; k-- > 0;) {
       std::string mod = dots;

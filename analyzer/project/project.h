@@ -100,6 +100,11 @@ class Project {
   size_t longestModule(size_t from, const std::string& dots, const std::vector<std::string_view>& parts, size_t& k) const;
   void addFunctions(size_t j);
   void addClasses(size_t j);
+  /// The modules' names and the maps that resolve imports, built on first use: a warm check of an
+  /// unchanged project takes its findings from the cache and resolves nothing.
+  void buildNames() const;
+  void names() const { std::call_once(namesOnce_, [this] { buildNames(); }); }
+  mutable std::once_flag namesOnce_;
   mutable std::shared_mutex lock_;  // views read while publish() writes
 
   std::string root_;
@@ -111,13 +116,13 @@ class Project {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   using NameMap = std::unordered_map<std::string, size_t, ViewHash, std::equal_to<>>;
-  NameMap byModule_;   // dotted module name -> file
-  NameMap byRelPath_;  // root-relative path without `.py` (and package folders) -> file
+  mutable NameMap byModule_;   // dotted module name -> file
+  mutable NameMap byRelPath_;  // root-relative path without `.py` (and package folders) -> file
   /// A name (a module's or a folder's last component) -> the root-relative folders holding an
   /// entry so named: where a script's `import name` can find it, without building paths to try.
-  std::unordered_map<std::string, std::vector<std::string>, ViewHash, std::equal_to<>> entryDirs_;
-  std::vector<std::string> moduleName_;                // per file: its package-climbed name ("" when outside packages)
-  std::vector<std::string> relDir_;                    // per file: its folder, root-relative ("" at the root)
+  mutable std::unordered_map<std::string, std::vector<std::string>, ViewHash, std::equal_to<>> entryDirs_;
+  mutable std::vector<std::string> moduleName_;                // per file: its package-climbed name ("" when outside packages)
+  mutable std::vector<std::string> relDir_;                    // per file: its folder, root-relative ("" at the root)
   std::vector<FileExports> exports_;
   std::vector<char> hasExports_;  // per file: analysed (or read from the cache) in this run
   const std::vector<std::vector<std::string>>* definitions_ = nullptr;
@@ -138,7 +143,7 @@ class Project {
   std::unordered_set<std::string> summarisedOnce_;
   std::vector<ProgramFacts> programs_;                           // per file
   std::deque<Summary> summaries_;                                // stable storage for functions_
-  std::vector<std::string> topNames_;                            // first components of module names
+  mutable std::vector<std::string> topNames_;                            // first components of module names
 };
 
 /// The answers one file's facts get, each question recorded with its answer so a later run can
