@@ -342,6 +342,37 @@ TEST(ProjectCache, ExportsAndQuestionsSurviveTheCacheText) {
   EXPECT_FALSE(project::decode(project::encode(c).substr(0, 20), back));
 }
 
+TEST(ProjectParts, ProgramsHoldingANamedModuleAreItsImportersAndWhatTheyImport) {
+  // Importers of pkg/core.py, directly or not: the package's __init__, a module importing the
+  // package relatively (which spells no module name), what imports the package, what imports that, and a dotted import.
+  // Then everything they import. A file that only mentions the name, and one that imports
+  // something else, hold no program of it.
+  fs::path tmp = fs::temp_directory_path() / ("oomlint_project_programs_" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  auto write = [&](const std::string& rel, const std::string& text) {
+    fs::create_directories((tmp / rel).parent_path());
+    std::ofstream(tmp / rel) << text;
+  };
+  write("pkg/__init__.py", "from .core import run\n");
+  write("pkg/cli.py", "from . import run\n");  // the package, by no name it spells
+  write("pkg/core.py", "from . import helpers\n\ndef run():\n    pass\n");
+  write("pkg/helpers.py", "x = 1\n");
+  write("app.py", "import pkg\n");
+  write("main.py", "import app\nimport vendored\n");
+  write("vendored.py", "y = 2\n");
+  write("tool.py", "from pkg.core import run\n");
+  write("notes.py", "# the core of it: corevalues, score\nimport json\n");
+  write("unrelated.py", "import os\n");
+  std::vector<std::string> candidates;
+  for (const fs::path& f : projectFiles(tmp)) candidates.push_back(f.string());
+  std::set<std::string> got;
+  for (const std::string& f : project::programsHolding(tmp.string(), {(tmp / "pkg" / "core.py").string()}, candidates, 2))
+    got.insert(fs::relative(f, tmp).string());
+  std::set<std::string> want = {"pkg/core.py", "pkg/__init__.py", "pkg/cli.py", "pkg/helpers.py", "app.py", "main.py", "vendored.py", "tool.py"};
+  EXPECT_EQ(got, want);
+  fs::remove_all(tmp);
+}
+
 TEST(ProjectParts, ModulesNoImportJoinsAreAnalysedApart) {
   // Two example folders that share nothing, one script importing a helper only inside a function,
   // and a folder tied to another by a dotted import: three parts. A root that is a package is one.

@@ -2,6 +2,7 @@
 #include "project/order.h"
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -233,6 +234,42 @@ std::vector<std::vector<size_t>> independentParts(const Project& p, unsigned thr
   return parts;
 }
 
+namespace {
+
+/// The name an import spells to load the module at `path`: its file's stem, or its folder's
+/// for a package's `__init__`.
+std::string_view stemOf(std::string_view path) {
+  size_t slash = path.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  base = base.substr(0, base.rfind('.'));
+  if (base != "__init__" || slash == std::string_view::npos || slash == 0) return base;
+  std::string_view dir = path.substr(0, slash);
+  return dir.substr(dir.rfind('/') + 1);
+}
+
+/// `word` stands in the source as a whole name (not inside a longer identifier).
+bool spellsWord(std::string_view source, std::string_view word) {
+  auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80; };
+  for (size_t at = source.find(word); at != std::string_view::npos; at = source.find(word, at + 1)) {
+    size_t end = at + word.size();
+    if ((at == 0 || !identifier(source[at - 1])) && (end == source.size() || !identifier(source[end]))) return true;
+  }
+  return false;
+}
+
+/// The source has a relative import (`from . import x`, `from ..pkg import y`): it may load a
+/// package by no name it spells.
+bool importsRelatively(std::string_view source) {
+  for (size_t at = source.find("from"); at != std::string_view::npos; at = source.find("from", at + 4)) {
+    size_t k = at + 4;
+    while (k < source.size() && (source[k] == ' ' || source[k] == '\t' || source[k] == '\\' || source[k] == '\n' || source[k] == '\r')) ++k;
+    if (k > at + 4 && k < source.size() && source[k] == '.') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::string> programsHolding(const std::string& root, const std::vector<std::string>& start,
                                          const std::vector<std::string>& candidates, unsigned threads) {
   std::vector<std::string> all = start;
@@ -242,30 +279,70 @@ std::vector<std::string> programsHolding(const std::string& root, const std::vec
   if (all.size() == start.size()) return all;  // nothing beside them: no file to read for imports
   Project names(root, all);  // module names only: nothing is read to build it
   size_t n = all.size();
-  std::vector<std::vector<size_t>> imports(n), importers(n);
   std::vector<size_t> every(n);
   for (size_t i = 0; i < n; ++i) every[i] = i;
-  parallelFor(every, threads, [&](size_t i) { imports[i] = importedByFile(names, i); });
+  std::vector<std::string> source(n);
+  parallelFor(every, threads, [&](size_t i) {
+    if (!readSourceFile(all[i], source[i]).empty()) source[i].clear();
+    else if (isNotebookPath(all[i])) source[i] = readNotebook(source[i]).module;
+  });
+  std::vector<std::vector<size_t>> imports(n);
+  std::vector<char> scanned(n, 0), taken(n, 0);
+  auto scan = [&](const std::vector<size_t>& which) {
+    parallelFor(which, threads, [&](size_t i) { imports[i] = importedBy(names, i, source[i]); });
+    for (size_t i : which) scanned[i] = 1;
+  };
+  // Every program that holds a start file: the modules importing one, directly or not. Only a
+  // module whose text spells a taken module's stem, or that imports relatively, can import it:
+  // the others' imports are never resolved.
+  std::vector<std::string_view> stems;
+  auto take = [&](size_t i) {
+    taken[i] = 1;
+    std::string_view stem = stemOf(all[i]);
+    if (std::find(stems.begin(), stems.end(), stem) == stems.end()) stems.push_back(stem);
+  };
+  for (size_t i = 0; i < start.size(); ++i) take(i);
+  std::vector<char> relative(n);
+  for (size_t i = 0; i < n; ++i) relative[i] = importsRelatively(source[i]);
+  for (bool grew = true; grew;) {
+    grew = false;
+    std::vector<size_t> maybe;
+    for (size_t i = 0; i < n; ++i) {
+      if (taken[i]) continue;
+      bool spells = relative[i];
+      for (size_t s = 0; s < stems.size() && !spells; ++s) spells = spellsWord(source[i], stems[s]);
+      if (spells) maybe.push_back(i);
+    }
+    std::vector<size_t> fresh;
+    for (size_t i : maybe)
+      if (!scanned[i]) fresh.push_back(i);
+    scan(fresh);
+    for (size_t i : maybe)
+      for (size_t j : imports[i])
+        if (taken[j]) {
+          take(i);
+          grew = true;
+          break;
+        }
+  }
+  // ... and everything those import.
+  std::vector<size_t> pending;
   for (size_t i = 0; i < n; ++i)
-    for (size_t j : imports[i]) importers[j].push_back(i);
-  auto reach = [&](std::vector<char>& taken, const std::vector<std::vector<size_t>>& graph) {
-    std::vector<size_t> pending;
-    for (size_t i = 0; i < n; ++i)
-      if (taken[i]) pending.push_back(i);
-    while (!pending.empty()) {
-      size_t i = pending.back();
-      pending.pop_back();
-      for (size_t j : graph[i])
+    if (taken[i]) pending.push_back(i);
+  while (!pending.empty()) {
+    std::vector<size_t> fresh;
+    for (size_t i : pending)
+      if (!scanned[i]) fresh.push_back(i);
+    scan(fresh);
+    std::vector<size_t> next;
+    for (size_t i : pending)
+      for (size_t j : imports[i])
         if (!taken[j]) {
           taken[j] = 1;
-          pending.push_back(j);
+          next.push_back(j);
         }
-    }
-  };
-  std::vector<char> taken(n, 0);
-  for (size_t i = 0; i < start.size(); ++i) taken[i] = 1;
-  reach(taken, importers);  // every program that holds a start file: its modules importing them ...
-  reach(taken, imports);    // ... and everything those import
+    pending = std::move(next);
+  }
   std::vector<std::string> out;
   for (size_t i = 0; i < n; ++i)
     if (taken[i]) out.push_back(all[i]);
