@@ -176,8 +176,8 @@ class Oom101 final : public Rule {
     if (!trainsOrEvaluates && f.isReturned(fn, key)) return;
     std::string what = brief(m, value, 30);
     Finding& finding = ctx.report(kInfo, m.stmt(s).span,
-                                  ticked(what) + " carries autograd history and is accumulated into `" +
-                                      std::string(key) + "` across iterations, keeping every step's graph alive");
+                                  ticked(what) + " carries autograd history and is accumulated into " + ticked(brief(m, root, 40)) +
+                                      " across iterations, keeping every step's graph alive");
     // A backward in the iteration frees the saved activations: what piles up then is graph nodes
     // and a scalar per step, which no stated size measures.
     if (!f.reachesEvent(loop, event::kBackward | event::kAutogradGrad) && m.stmt(loop).kind != StmtKind::FunctionDef)
