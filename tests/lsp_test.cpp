@@ -27,7 +27,8 @@ namespace {
 
 class LspClient {
  public:
-  LspClient() {
+  /// `extra`: one more argument after `server` (clients append `--stdio`).
+  explicit LspClient(const char* extra = nullptr) {
     int in[2], out[2];
     EXPECT_EQ(0, ::pipe(in));
     EXPECT_EQ(0, ::pipe(out));
@@ -39,7 +40,7 @@ class LspClient {
       ::close(out[0]);
       int devnull = ::open("/dev/null", O_WRONLY);
       ::dup2(devnull, 2);
-      ::execl(OOMLINT_BINARY, OOMLINT_BINARY, "server", static_cast<char*>(nullptr));
+      ::execl(OOMLINT_BINARY, OOMLINT_BINARY, "server", extra, static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ::close(in[0]);
@@ -236,6 +237,17 @@ TEST(Lsp, HoverSaysTheEstimatedCostWhereTheSizesAreStated) {
   EXPECT_TRUE(c.response(3).contains("result"));
   c.notify("exit", nullptr);
   EXPECT_EQ(0, c.wait());
+}
+
+TEST(Lsp, TheStdioFlagLanguageClientsAppendIsAccepted) {
+  // vscode-languageclient starts a stdio server as `oomlint server --stdio`.
+  LspClient c("--stdio");
+  c.initialize();
+  std::string uri = "file:///tmp/oomlint_lsp_stdio.py";
+  c.notify("textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", kLeaky}}}});
+  json diags = c.diagnosticsFor(uri);
+  ASSERT_EQ(1u, diags.size()) << diags.dump();
+  EXPECT_EQ("OOM101", diags[0]["code"]);
 }
 
 TEST(Lsp, ClientsThatPullGetNoPushedDiagnostics) {

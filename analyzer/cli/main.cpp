@@ -628,6 +628,9 @@ int main(int argc, char** argv) {
   rule->add_option("--output-format", ruleFormat, "text (default) or json");
 
   auto* server = app.add_subcommand("server", "Run the Language Server (LSP) over stdio");
+  // Language clients (vscode-languageclient's TransportKind.stdio, others by habit) append
+  // `--stdio`; standard input and output are the only transport, so it changes nothing.
+  server->add_flag("--stdio")->description("Use standard input and output (the default and only transport)");
   auto* version = app.add_subcommand("version", "The version, the license, and what this build of oomlint can read");
 
   TraceArgs ta;
