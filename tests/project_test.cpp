@@ -124,6 +124,19 @@ std::vector<fs::path> projects() {
   return out;
 }
 
+/// A folder of files for one test, removed when the test ends.
+struct TempTree {
+  fs::path root;
+  explicit TempTree(const std::string& name) : root(fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(root);
+  }
+  ~TempTree() { fs::remove_all(root); }
+  void write(const std::string& rel, const std::string& text) const {
+    fs::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << text;
+  }
+};
+
 }  // namespace
 
 class ProjectFixture : public ::testing::TestWithParam<fs::path> {};
@@ -344,15 +357,12 @@ TEST(ProjectCache, ExportsAndQuestionsSurviveTheCacheText) {
 
 TEST(ProjectParts, ProgramsHoldingANamedModuleAreItsImportersAndWhatTheyImport) {
   // Importers of pkg/core.py, directly or not: the package's __init__, a module importing the
-  // package relatively (which spells no module name), what imports the package, what imports that, and a dotted import.
-  // Then everything they import. A file that only mentions the name, and one that imports
-  // something else, hold no program of it.
-  fs::path tmp = fs::temp_directory_path() / ("oomlint_project_programs_" + std::to_string(::getpid()));
-  fs::remove_all(tmp);
-  auto write = [&](const std::string& rel, const std::string& text) {
-    fs::create_directories((tmp / rel).parent_path());
-    std::ofstream(tmp / rel) << text;
-  };
+  // package relatively (which spells no module name), what imports the package, what imports
+  // that, and a dotted import. Then everything they import. A file that only mentions the name,
+  // and one that imports something else, hold no program of it.
+  TempTree t("oomlint_project_programs");
+  const fs::path& tmp = t.root;
+  auto write = [&](const std::string& rel, const std::string& text) { t.write(rel, text); };
   write("pkg/__init__.py", "from .core import run\n");
   write("pkg/cli.py", "from . import run\n");  // the package, by no name it spells
   write("pkg/core.py", "from . import helpers\n\ndef run():\n    pass\n");
@@ -370,18 +380,14 @@ TEST(ProjectParts, ProgramsHoldingANamedModuleAreItsImportersAndWhatTheyImport) 
     got.insert(fs::relative(f, tmp).string());
   std::set<std::string> want = {"pkg/core.py", "pkg/__init__.py", "pkg/cli.py", "pkg/helpers.py", "app.py", "main.py", "vendored.py", "tool.py"};
   EXPECT_EQ(got, want);
-  fs::remove_all(tmp);
 }
 
 TEST(ProjectParts, ModulesNoImportJoinsAreAnalysedApart) {
   // Two example folders that share nothing, one script importing a helper only inside a function,
   // and a folder tied to another by a dotted import: three parts. A root that is a package is one.
-  fs::path tmp = fs::temp_directory_path() / ("oomlint_project_parts_" + std::to_string(::getpid()));
-  fs::remove_all(tmp);
-  auto write = [&](const std::string& rel, const std::string& text) {
-    fs::create_directories((tmp / rel).parent_path());
-    std::ofstream(tmp / rel) << text;
-  };
+  TempTree t("oomlint_project_parts");
+  const fs::path& tmp = t.root;
+  auto write = [&](const std::string& rel, const std::string& text) { t.write(rel, text); };
   write("mnist/main.py", "from model import Net\n");
   write("mnist/model.py", "import torch\n");
   write("vae/main.py", "import torch\n");
@@ -407,5 +413,4 @@ TEST(ProjectParts, ModulesNoImportJoinsAreAnalysedApart) {
   abs.push_back((tmp / "__init__.py").string());
   project::Project package(tmp.string(), abs);
   EXPECT_EQ(project::independentParts(package, 2).size(), 1u);
-  fs::remove_all(tmp);
 }
