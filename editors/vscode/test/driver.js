@@ -69,9 +69,10 @@ async function waitForFile(file, want, before, what) {
 }
 
 /** Checks that the Problems panel lists, for the files whose name passes `inFile`, the markers the
- * CLI reports for `file` as it is on disk now (waiting up to 30 s for the server to catch up). */
-async function problemsMatchCli(page, file, inFile, what) {
-  const want = asMarkers(cli(file));
+ * CLI reports for `file` as it is on disk now, given `cliArgs` (waiting up to 30 s for the server
+ * to catch up). */
+async function problemsMatchCli(page, file, inFile, what, cliArgs = []) {
+  const want = asMarkers(cli(file, ...cliArgs));
   let shown = [];
   await wb.showProblems(page);
   const same = await wb.until(async () => {
@@ -186,7 +187,20 @@ async function main() {
     await page.screenshot({ path: path.join(out, "client-logs.png") });
     check(Boolean(started), "\"Show client logs\" shows the bundled oomlint started", "no \"starting .../bundled/bin/oomlint server (from bundled)\" line");
 
-    // 7. "Add noqa to all findings" on train.py: as `oomlint check --add-noqa` writes it.
+    // 7. A setting changed while the server runs: `oomlint.ignore` in the workspace's settings
+    // reaches the server (workspace/didChangeConfiguration), and Problems follows `--ignore`;
+    // taken out again, the finding comes back.
+    const ignored = "OOM301";
+    check(cli("train.py").some((f) => f.code === ignored), `train.py has an ${ignored} finding to ignore`);
+    (await wb.quickOpen(page, "train.py"))();
+    const settingsFile = path.join(ws, ".vscode", "settings.json");
+    fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
+    fs.writeFileSync(settingsFile, JSON.stringify({ "oomlint.ignore": [ignored] }, null, 1));
+    await problemsMatchCli(page, "train.py", (f) => f === "train.py", `with "oomlint.ignore": ["${ignored}"] written, Problems lists what \`--ignore ${ignored}\` reports`, ["--ignore", ignored]);
+    fs.writeFileSync(settingsFile, "{}\n");
+    await problemsMatchCli(page, "train.py", (f) => f === "train.py", `with the setting taken out, Problems lists ${ignored} again`);
+
+    // 8. "Add noqa to all findings" on train.py: as `oomlint check --add-noqa` writes it.
     (await wb.quickOpen(page, "train.py"))();
     await page.waitForSelector('.tabs-container .tab.active[aria-label^="train.py"]', { timeout: 15000 });
     const noqaBefore = fs.readFileSync(path.join(ws, "train.py"), "utf8");
