@@ -2,8 +2,8 @@
 #include "project/order.h"
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
