@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -124,6 +125,34 @@ std::vector<fs::path> projects() {
   return out;
 }
 
+/// What one check of a project through the results cache did: modules analysed per round, and
+/// how many came from the cache.
+struct CachedRun {
+  std::vector<size_t> perRound;
+  size_t fromCache = 0;
+};
+
+/// Checks the modules `abs` of the project at `root` with every rule, through the results cache
+/// in `cacheDir`, and saves the cache; `onResult` gets each file's result.
+CachedRun checkThroughCache(const fs::path& root, const std::vector<std::string>& abs, const std::string& cacheDir,
+                            const std::function<void(size_t, FileResult&&)>& onResult) {
+  static const CheckOptions opts = testutil::everyRule();
+  static const std::string key = "k";
+  std::string warning;
+  ResultCache cache(cacheDir, warning);
+  project::Project p(root.string(), abs);
+  project::ProjectCheck check;
+  check.report.assign(abs.size(), true);
+  check.displayPath = abs;
+  check.options = [](size_t) -> const CheckOptions& { return opts; };
+  check.selectionKey = [](size_t) -> const std::string& { return key; };
+  check.cache = &cache;
+  check.onResult = onResult;
+  project::checkProject(p, check);
+  EXPECT_EQ(cache.save(), "");
+  return {check.analysedPerRound, check.fromCache};
+}
+
 /// A folder of files for one test, removed when the test ends.
 struct TempTree {
   fs::path root;
@@ -210,23 +239,13 @@ TEST(ProjectCheck, DependencyTextChangesKeepTheImportersCachedFindings) {
   fs::copy(fs::path(OOMLINT_FIXTURES) / "projects" / "eval_helpers_across_modules", tmp, fs::copy_options::recursive);
   std::vector<std::string> abs;
   for (const fs::path& f : projectFiles(tmp)) abs.push_back(f.string());
-  std::string dir = (tmp / ".cache").string(), warning;
-  CheckOptions opts = testutil::everyRule();
-  static const std::string key = "k";
+  std::string dir = (tmp / ".cache").string();
   auto run = [&](std::vector<size_t>& perRound, size_t& fromCache, std::map<std::string, size_t>& counts) {
-    ResultCache cache(dir, warning);
-    project::Project p(tmp.string(), abs);
-    project::ProjectCheck check;
-    check.report.assign(abs.size(), true);
-    check.displayPath = abs;
-    check.options = [&](size_t) -> const CheckOptions& { return opts; };
-    check.selectionKey = [&](size_t) -> const std::string& { return key; };
-    check.cache = &cache;
-    check.onResult = [&](size_t i, FileResult&& r) { counts[fs::path(abs[i]).filename().string()] = r.findings.size(); };
-    project::checkProject(p, check);
-    EXPECT_EQ(cache.save(), "");
-    perRound = check.analysedPerRound;
-    fromCache = check.fromCache;
+    CachedRun r = checkThroughCache(tmp, abs, dir, [&](size_t i, FileResult&& res) {
+      counts[fs::path(abs[i]).filename().string()] = res.findings.size();
+    });
+    perRound = r.perRound;
+    fromCache = r.fromCache;
   };
   std::vector<size_t> rounds;
   size_t cached = 0;
@@ -264,37 +283,19 @@ TEST(ProjectCheck, ASummaryThatCallersEmptyStillSettles) {
   // unknown. Its one caller runs it under no_grad, which clears those bits and empties the
   // summary. The callers' word must stay with it then; dropped, the summary came back, and every
   // round (and every warm run, as the project never settled) analysed both files again.
-  fs::path tmp = fs::temp_directory_path() / ("oomlint_project_settle_" + std::to_string(::getpid()));
-  fs::remove_all(tmp);
-  fs::create_directories(tmp / "pkg");
-  std::ofstream(tmp / "pyproject.toml") << "";
-  std::ofstream(tmp / "pkg" / "ops.py") << "import torch\n\n\ndef scaled(x, k):\n    return x * k\n";
-  std::ofstream(tmp / "pkg" / "use.py") << "import torch\nimport pkg.ops\n\n\ndef copy(x):\n    with torch.no_grad():\n"
-                                           "        y = pkg.ops.scaled(x, 2)\n    return y\n";
+  TempTree t("oomlint_project_settle");
+  const fs::path& tmp = t.root;
+  t.write("pyproject.toml", "");
+  t.write("pkg/ops.py", "import torch\n\n\ndef scaled(x, k):\n    return x * k\n");
+  t.write("pkg/use.py", "import torch\nimport pkg.ops\n\n\ndef copy(x):\n    with torch.no_grad():\n        y = pkg.ops.scaled(x, 2)\n    return y\n");
   std::vector<std::string> abs = {(tmp / "pkg" / "ops.py").string(), (tmp / "pkg" / "use.py").string()};
-  std::string dir = (tmp / ".cache").string(), warning;
-  CheckOptions opts = testutil::everyRule();
-  static const std::string key = "k";
-  auto run = [&]() {
-    ResultCache cache(dir, warning);
-    project::Project p(tmp.string(), abs);
-    project::ProjectCheck check;
-    check.report.assign(abs.size(), true);
-    check.displayPath = abs;
-    check.options = [&](size_t) -> const CheckOptions& { return opts; };
-    check.selectionKey = [&](size_t) -> const std::string& { return key; };
-    check.cache = &cache;
-    check.onResult = [](size_t, FileResult&&) {};
-    project::checkProject(p, check);
-    EXPECT_EQ(cache.save(), "");
-    return check.analysedPerRound;
-  };
+  std::string dir = (tmp / ".cache").string();
+  auto run = [&]() { return checkThroughCache(tmp, abs, dir, [](size_t, FileResult&&) {}).perRound; };
   std::vector<size_t> first = run();
   ASSERT_FALSE(first.empty());
   EXPECT_EQ(first.front(), 2u);
   EXPECT_LT(first.size(), 4u) << "the rounds ran to their cap: the answers kept changing";
   EXPECT_EQ(run(), std::vector<size_t>{0}) << "a warm run of an unchanged project analyses nothing";
-  fs::remove_all(tmp);
 }
 
 TEST(ProjectScan, ImportsWithParenthesesContinuationsSubmodulesAndNesting) {
