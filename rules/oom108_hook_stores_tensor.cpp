@@ -59,9 +59,13 @@ activations must keep them.
 )doc",
 };
 
-bool isRegisterHook(std::string_view meth) {
-  return meth == "register_forward_hook" || meth == "register_forward_pre_hook" || meth == "register_full_backward_hook" ||
-         meth == "register_backward_hook" || meth == "register_full_backward_pre_hook" || meth == "register_hook";
+/// The parameters a hook of this registration method takes, or -1 when it registers no hook.
+/// 0 for `Tensor.register_hook`: its one gradient is too common a signature to find a hook by.
+int hookParams(std::string_view meth) {
+  if (meth == "register_forward_hook" || meth == "register_full_backward_hook" || meth == "register_backward_hook") return 3;
+  if (meth == "register_forward_pre_hook" || meth == "register_full_backward_pre_hook") return 2;
+  if (meth == "register_hook") return 0;
+  return -1;
 }
 
 class Oom108 final : public Rule {
@@ -71,7 +75,8 @@ class Oom108 final : public Rule {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     std::string_view meth = methodName(m, call);
-    if (!isRegisterHook(meth) || !m.canonical(call).empty()) return;
+    int params = hookParams(meth);
+    if (params < 0 || !m.canonical(call).empty()) return;
     NodeId s = m.expr(call).stmt;
     // A loop, or a step its caller runs per batch.
     NodeId loop = f.stepIterationOf(s);
@@ -89,7 +94,7 @@ class Oom108 final : public Rule {
     NodeId hookArg = positionalArg(m, call, 0);
     if (hookArg == kNone) hookArg = keywordArg(m, call, "hook");
     bool backwardHook = meth == "register_hook" || meth.find("backward") != std::string_view::npos;
-    for (const Hook& h : hookFunctions(f, hookArg, hookParams(meth))) checkHook(ctx, call, h, meth == "register_hook", backwardHook);
+    for (const Hook& h : hookFunctions(f, hookArg, static_cast<uint32_t>(params))) checkHook(ctx, call, h, meth == "register_hook", backwardHook);
   }
 
  private:
@@ -122,15 +127,6 @@ class Oom108 final : public Rule {
     uint32_t fn = 0;
     uint32_t bound = 0;  // leading parameters `functools.partial` fills
   };
-
-  /// The parameters a module hook of this registration takes: what the method of an object of no
-  /// known class must take to be it. 0 for `Tensor.register_hook`, whose one gradient is too
-  /// common a signature to go by.
-  static uint32_t hookParams(std::string_view meth) {
-    if (meth == "register_forward_hook" || meth == "register_full_backward_hook" || meth == "register_backward_hook") return 3;
-    if (meth == "register_forward_pre_hook" || meth == "register_full_backward_pre_hook") return 2;
-    return 0;
-  }
 
   static std::vector<Hook> hookFunctions(const Facts& f, NodeId arg, uint32_t params) {
     const Module& m = f.module();
