@@ -199,11 +199,18 @@ TEST(Lsp, PublishesDiagnosticsAndAppliesQuickFixes) {
   EXPECT_EQ("full", pulled["kind"]);
   EXPECT_EQ(1u, pulled["items"].size());
 
-  // Hover on the finding shows the rule's documentation, measured cost included.
+  // Hover on the finding: what the rule's GPU probe measured leads, then the documentation, which
+  // does not repeat it.
   c.request(4, "textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", {{"line", 9}, {"character", 12}}}});
   std::string md = c.response(4)["result"]["contents"]["value"];
-  EXPECT_NE(std::string::npos, md.find("OOM101"));
-  EXPECT_NE(std::string::npos, md.find("Measured cost"));
+  EXPECT_EQ(0u, md.find("**OOM101**")) << md;
+  size_t measured = md.find("**Measured cost:** Measured (H200");
+  size_t doc = md.find("## What it does");
+  EXPECT_NE(std::string::npos, measured) << md;
+  EXPECT_NE(std::string::npos, doc) << md;
+  EXPECT_LT(measured, doc) << md;
+  EXPECT_EQ(std::string::npos, md.find("## Measured cost")) << md;
+  EXPECT_NE(std::string::npos, md.find("## References")) << md;  // the sections after it stay
 
   c.request(5, "shutdown", nullptr);
   EXPECT_TRUE(c.response(5).contains("result"));

@@ -23,6 +23,30 @@
 namespace oomlint::lsp {
 namespace {
 
+struct DocSection {
+  std::string body;  // the section's text as one paragraph; "" when the documentation has none
+  std::string rest;  // the documentation without the section
+};
+
+/// Takes the `## title` section out of a rule's Markdown documentation.
+DocSection takeSection(std::string_view doc, std::string_view title) {
+  std::string heading = "## " + std::string(title) + "\n";
+  size_t start = 0;
+  if (doc.substr(0, heading.size()) != heading) {
+    start = doc.find("\n" + heading);
+    if (start == std::string_view::npos) return {"", std::string(doc)};
+    ++start;
+  }
+  size_t bodyStart = start + heading.size();
+  size_t end = doc.find("\n## ", bodyStart);
+  end = end == std::string_view::npos ? doc.size() : end + 1;
+  std::string body;
+  for (char c : doc.substr(bodyStart, end - bodyStart)) body += c == '\n' ? ' ' : c;
+  while (!body.empty() && body.back() == ' ') body.pop_back();
+  return {body, std::string(doc.substr(0, start)) + std::string(doc.substr(end))};
+}
+
+
 using nlohmann::json;
 
 // JSON-RPC / LSP error codes.
@@ -632,6 +656,8 @@ class Server final : public NotebookHost {
             {"newText", cpp ? "  // NOLINT(" + std::string(f.code) + ")" : "  # noqa: " + std::string(f.code)}};
   }
 
+  /// The finding, what it costs (this file's estimate, then what the rule's GPU probe measured)
+  /// and the rule's documentation: the costs lead, as they are what a reader weighs first.
   json hover(json& params) {
     Document* d = find(params);
     if (!d) return nullptr;
@@ -642,7 +668,11 @@ class Server final : public NotebookHost {
       std::string md = "**" + std::string(f.code) + "** " + f.message + "\n\n";
       if (f.estimated.present)
         md += "**Estimated cost:** " + f.estimated.summary() + " = " + f.estimated.formula + ". Sizes from " + f.estimated.basis + ".\n\n";
-      if (r) md += std::string(r->info().doc);
+      if (r) {
+        DocSection measured = takeSection(r->info().doc, "Measured cost");
+        if (!measured.body.empty()) md += "**Measured cost:** " + measured.body + "\n\n---\n\n";
+        md += measured.rest;
+      }
       return {{"contents", {{"kind", "markdown"}, {"value", md}}}, {"range", rangeOf(d->text, f.span.begin, f.span.end)}};
     }
     return nullptr;

@@ -51,6 +51,19 @@ function fixedByCli(file, ...args) {
   return fs.readFileSync(copy, "utf8");
 }
 
+/** The "Measured cost" section of `oomlint rule CODE`, as one line ("" when the rule has none). */
+function measuredCost(code) {
+  const doc = spawnSync(oomlint, ["rule", code], { encoding: "utf8" }).stdout;
+  const m = /\n## Measured cost\n([\s\S]*?)(\n## |$)/.exec(doc);
+  return m ? m[1].replace(/\s+/g, " ").trim() : "";
+}
+
+/** The pids of the oomlint servers running now (the extension's, started by code-server). */
+function serverPids() {
+  const r = spawnSync("pgrep", ["-f", "-x", ".*/bundled/bin/oomlint server.*"], { encoding: "utf8" });
+  return r.stdout.split("\n").filter(Boolean).sort();
+}
+
 const key = (f) => `${f.code} ${f.line}:${f.col}`;
 const keys = (list) => JSON.stringify(list.map(key).sort());
 /** The CLI's findings as markers: code, 1-based line and column (in its cell, for a notebook). */
@@ -90,6 +103,7 @@ async function main() {
   const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
   const timings = {};
   try {
+    const pristineTrain = fs.readFileSync(path.join(ws, "train.py"), "utf8");  // before any step edits it
     let t = Date.now();
     await page.goto(env("E2E_URL"));
     await wb.waitForWorkbench(page);
@@ -140,6 +154,10 @@ async function main() {
       const text = await hover.waitFor({ state: "visible", timeout: 15000 }).then(() => hover.textContent(), () => "");
       check(text.includes(costly.code) && text.includes(costly.estimated.summary),
         `the hover on ${costly.code} shows its estimated cost (${costly.estimated.summary})`, `hover: ${text.slice(0, 300)}`);
+      // The rule's GPU measurement, as `oomlint rule CODE` prints it, right below the estimate.
+      const measured = measuredCost(costly.code);
+      check(measured !== "" && text.replace(/\s+/g, " ").includes(`Measured cost: ${measured.slice(0, 60)}`),
+        `the hover on ${costly.code} shows what its probe measured`, `rule text: ${measured.slice(0, 80)}\n     hover: ${text.slice(0, 400)}`);
       await page.screenshot({ path: path.join(out, "sized-hover.png") });
       await page.keyboard.press("Escape");
     }
@@ -187,6 +205,18 @@ async function main() {
     await page.screenshot({ path: path.join(out, "client-logs.png") });
     check(Boolean(started), "\"Show client logs\" shows the bundled oomlint started", "no \"starting .../bundled/bin/oomlint server (from bundled)\" line");
 
+    // 6b. "Restart server": the running server exits, a new one starts, and Problems are its.
+    const before = serverPids();
+    check(before.length === 1, "one oomlint server runs", `servers: ${before}`);
+    await wb.runCommand(page, "oomlint: Restart server");
+    const after = await wb.until(() => {
+      const now = serverPids();
+      return now.length === 1 && now[0] !== before[0] && now;
+    }, "a new server", 20000).catch(() => serverPids());
+    check(after.length === 1 && !before.includes(after[0]), "\"Restart server\" replaces the server process", `before: ${before}, after: ${after}`);
+    (await wb.quickOpen(page, "train.py"))();
+    await problemsMatchCli(page, "train.py", (f) => f === "train.py", "after the restart, Problems lists what the CLI reports for train.py");
+
     // 7. A setting changed while the server runs: `oomlint.ignore` in the workspace's settings
     // reaches the server (workspace/didChangeConfiguration), and Problems follows `--ignore`;
     // taken out again, the finding comes back.
@@ -199,6 +229,24 @@ async function main() {
     await problemsMatchCli(page, "train.py", (f) => f === "train.py", `with "oomlint.ignore": ["${ignored}"] written, Problems lists what \`--ignore ${ignored}\` reports`, ["--ignore", ignored]);
     fs.writeFileSync(settingsFile, "{}\n");
     await problemsMatchCli(page, "train.py", (f) => f === "train.py", `with the setting taken out, Problems lists ${ignored} again`);
+
+    // 7b. Python fix-on-save: the workspace's settings ask for source.fixAll.oomlint when a Python
+    // file is saved; a new module (train.py as it was before this test fixed it) is opened, edited
+    // and saved, and the file on disk is then what `oomlint check --fix` makes of the edited text.
+    fs.writeFileSync(settingsFile, JSON.stringify({ "[python]": { "editor.codeActionsOnSave": { "source.fixAll.oomlint": "explicit" } } }, null, 1));
+    const onSave = "on_save.py";
+    fs.writeFileSync(path.join(ws, onSave), pristineTrain);
+    (await wb.quickOpen(page, onSave))();
+    await page.waitForSelector(`.tabs-container .tab.active[aria-label^="${onSave}"]`, { timeout: 15000 });
+    await problemsMatchCli(page, onSave, (f) => f === onSave, `Problems lists ${onSave}'s findings as the CLI reports them`);
+    const pyEdited = pristineTrain + "\n";
+    const pyWant = fixedByCli(onSave, { text: pyEdited });
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press(`${wb.mod}+End`);
+    await page.keyboard.press("Enter");
+    await wb.saveWhenEdited(page);
+    await waitForFile(onSave, pyWant, pyEdited, "saving a Python file with source.fixAll.oomlint on save wrote what `oomlint check --fix` writes");
+    fs.writeFileSync(settingsFile, "{}\n");
 
     // 8. "Add noqa to all findings" on train.py: as `oomlint check --add-noqa` writes it.
     (await wb.quickOpen(page, "train.py"))();
