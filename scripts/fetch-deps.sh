@@ -17,7 +17,13 @@ fetch() { # name version integrity dest
     return 0
   fi
   local tmp; tmp="$(mktemp -d)"
-  (cd "$tmp" && npm pack --silent "$name@$version" >/dev/null)
+  # npm's own errors (no network, a proxy's certificate, a registry that is not reachable) go to
+  # stderr: `--silent` would leave setup.sh failing without a word.
+  if ! (cd "$tmp" && npm pack --loglevel=error "$name@$version" >/dev/null); then
+    echo "fetch-deps: npm could not fetch $name@$version from $(npm config get registry) (npm's error above;" \
+         "behind a TLS-intercepting proxy, set NODE_EXTRA_CA_CERTS to its CA bundle)" >&2
+    rm -rf "$tmp"; exit 1
+  fi
   local tgz; tgz="$(ls "$tmp"/*.tgz)"
   local got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
   if [[ "$got" != "$integrity" ]]; then

@@ -58,12 +58,22 @@ rc=0; "$work/venv/bin/oomlint" trace -- "$work/venv/bin/python" fixtures/trace/c
 [[ $rc == 2 ]] && grep -q "PyTorch cannot be imported" "$work/trace.txt" && pass "wheel: the trace bootstrap runs" \
   || { fail "wheel: the trace bootstrap (rc $rc)"; cat "$work/trace.txt" >&2; }
 
+# --verify without oomlint-probe: `python -m oomlint` hands its interpreter to the probes' PyTorch
+# twins, which this environment's Python (no torch) cannot run: said so, findings still reported.
+rc=0; env -u OOMLINT_PYTHON -u OOMLINT_PROBE "$work/venv/bin/python" -m oomlint check --isolated --no-cache --verify \
+  examples/sized_mlp.py > "$work/verify.txt" 2>&1 || rc=$?
+[[ $rc == 1 ]] && grep -q "its PyTorch twins cannot run: \`$work/venv/bin/python .*/lib/oomlint/python/oomlint/probe.py --which-device\`" "$work/verify.txt" \
+  && grep -q "OOM102" "$work/verify.txt" && pass "wheel: check --verify falls back to the probes' PyTorch twins" \
+  || { fail "wheel: check --verify without oomlint-probe (rc $rc)"; cat "$work/verify.txt" >&2; }
+
 # The tarball: relocatable, wherever it is unpacked.
 mkdir -p "$work/anywhere/deep"
 tar -C "$work/anywhere/deep" -xzf "$tarball"
 same tarball "$work/anywhere/deep/oomlint-$version-x86_64-linux/bin/oomlint"
 [[ -f "$work/anywhere/deep/oomlint-$version-x86_64-linux/lib/oomlint/python/oomlint/trace.py" ]] \
   && pass "tarball: the trace bootstrap is beside the binary" || fail "tarball lacks lib/oomlint/python/oomlint/trace.py"
+[[ -f "$work/anywhere/deep/oomlint-$version-x86_64-linux/lib/oomlint/python/oomlint/probe_twins.py" ]] \
+  && pass "tarball: the probes' PyTorch twins are beside the binary" || fail "tarball lacks lib/oomlint/python/oomlint/probe_twins.py"
 [[ -f "$work/anywhere/deep/oomlint-$version-x86_64-linux/include/oomlint/trace.h" ]] \
   && pass "tarball: include/oomlint/trace.h for LibTorch programs" || fail "tarball lacks include/oomlint/trace.h"
 for bin in bin/oomlint lib/oomlint/liboomlint-cpp.so; do
@@ -77,7 +87,9 @@ depends="$(dpkg-deb -f "$deb" Depends)"
 [[ "$depends" == "libc6 (>= 2.35)" ]] && pass ".deb depends on: $depends" || fail ".deb depends on: $depends"
 contents="$(dpkg-deb -c "$deb")"
 for f in ./usr/bin/oomlint ./usr/lib/oomlint/liboomlint-cpp.so ./usr/lib/oomlint/clang/include/stddef.h \
-         ./usr/lib/oomlint/python/oomlint/trace.py ./usr/include/oomlint/trace.h ./usr/include/oomlint/trace_run.h ./usr/include/oomlint/trace_symbols.h \
+         ./usr/lib/oomlint/python/oomlint/trace.py ./usr/lib/oomlint/python/oomlint/probe.py \
+         ./usr/lib/oomlint/python/oomlint/probe_network.py ./usr/lib/oomlint/python/oomlint/probe_twins.py \
+         ./usr/lib/oomlint/python/oomlint/probe_twins_blocks.py ./usr/include/oomlint/trace.h ./usr/include/oomlint/trace_run.h ./usr/include/oomlint/trace_symbols.h \
          ./usr/share/doc/oomlint/copyright ./usr/share/doc/oomlint/CHANGELOG.md; do
   grep -q " $f\$" <<<"$contents" || fail ".deb lacks $f"
 done

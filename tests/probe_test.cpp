@@ -74,18 +74,25 @@ TEST(ProbeResults, CrossCheckedProbesAgreeWithPyTorchWithinFivePercent) {
     double diff = std::max(c, p) == 0 ? 0 : std::abs(c - p) / std::max(c, p);
     EXPECT_LE(diff, 0.05) << code << " " << r["variant"] << " " << r["metric"];
   }
-  // Every twin in crosscheck.py has its four rows (anti and fix, peak and retained) in the table.
-  std::ifstream script(std::string(OOMLINT_SOURCE) + "/bench/crosscheck.py");
-  std::stringstream text;
-  text << script.rdbuf();
-  std::string twins = text.str().substr(text.str().find("TWINS = ("));
-  twins = twins.substr(0, twins.find("\n\n"));
+  // Every twin (the rules' ones that `check --verify` runs, shipped in packaging/python/oomlint/,
+  // and the seed claims' in crosscheck.py) has its four rows (anti and fix, peak and retained) in
+  // the table.
   size_t listed = 0;
-  for (size_t at = twins.find("(\""); at != std::string::npos; at = twins.find("(\"", at + 1)) {
-    size_t begin = at + 2, end = twins.find('"', begin);
-    std::string code = twins.substr(begin, end - begin);
-    ++listed;
-    EXPECT_EQ(4, rows[code]) << code << " is a twin without its rows in h200-crosscheck.json";
+  for (const char* file : {"/packaging/python/oomlint/probe_twins.py", "/packaging/python/oomlint/probe_twins_blocks.py",
+                           "/bench/crosscheck.py"}) {
+    std::ifstream script(std::string(OOMLINT_SOURCE) + file);
+    std::stringstream text;
+    text << script.rdbuf();
+    size_t start = text.str().find("\nTWINS = ");
+    ASSERT_NE(std::string::npos, start) << file << " lists no TWINS";
+    std::string twins = text.str().substr(start);
+    twins = twins.substr(0, twins.find("\n\n", 1));
+    for (size_t at = twins.find("(\""); at != std::string::npos; at = twins.find("(\"", at + 1)) {
+      size_t begin = at + 2, end = twins.find('"', begin);
+      std::string code = twins.substr(begin, end - begin);
+      ++listed;
+      EXPECT_EQ(4, rows[code]) << code << " is a twin without its rows in h200-crosscheck.json";
+    }
   }
   EXPECT_EQ(listed, rows.size());
   // And every probe and seed claim of the committed H200 run that measures both variants has a twin.

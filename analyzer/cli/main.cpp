@@ -25,6 +25,7 @@
 #include "lsp/server.h"
 #include "report/clang_fixes.h"
 #include "report/report.h"
+#include "util/executable.h"
 #include "version.h"
 
 namespace oomlint {
@@ -698,6 +699,8 @@ int main(int argc, char** argv) {
       std::string why;
       bool cppFrontEnd = cpp::available(&why);
       std::string probe = locateProbe("");
+      if (probe.empty() && !shippedPythonFile("oomlint/probe.py").empty())
+        probe = "no oomlint-probe found; its PyTorch twins (oomlint/probe.py) run where python3 has torch and a CUDA GPU";
       std::cout << "oomlint " << OOMLINT_VERSION << "\n"
                 << "License: MIT (the LICENSE file; /usr/share/doc/oomlint/copyright when installed)\n"
                 << "Python and notebooks: yes\n"

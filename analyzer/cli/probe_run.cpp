@@ -15,8 +15,8 @@ std::string shellQuote(const std::string& s) {
   return out + "'";
 }
 
-std::string probeDevice(const std::string& probe, const VerifyOptions& opts) {
-  std::string cmd = shellQuote(probe) + " --which-device --device " + shellQuote(opts.device) + " 2>/dev/null";
+std::string probeDevice(const ProbeCommand& probe, const VerifyOptions& opts) {
+  std::string cmd = probe.shell + " --which-device --device " + shellQuote(opts.device) + " 2>/dev/null";
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return {};
   std::array<char, 64> buf{};
@@ -25,9 +25,9 @@ std::string probeDevice(const std::string& probe, const VerifyOptions& opts) {
   return out.substr(0, out.find('\n'));
 }
 
-nlohmann::json invokeProbe(const std::string& probe, const VerifyOptions& opts, const std::string& code,
+nlohmann::json invokeProbe(const ProbeCommand& probe, const VerifyOptions& opts, const std::string& code,
                            const nlohmann::json& stated, const std::string& flags) {
-  std::string cmd = shellQuote(probe) + " --device " + shellQuote(opts.device) + " --steps " + std::to_string(opts.steps) +
+  std::string cmd = probe.shell + " --device " + shellQuote(opts.device) + " --steps " + std::to_string(opts.steps) +
                     " --json -" + flags;
   std::string statedFile;
   if (!stated.is_null()) {

@@ -15,12 +15,23 @@ namespace oomlint {
 /// `s` quoted for /bin/sh.
 std::string shellQuote(const std::string& s);
 
-/// The device oomlint-probe's `--device` resolves to ("cuda" or "cpu"), asked before anything runs.
-std::string probeDevice(const std::string& probe, const VerifyOptions& opts);
+/// What measures for --verify: oomlint-probe (LibTorch), or where none is installed, its PyTorch
+/// twins (oomlint/probe.py, shipped beside the binary) run by a Python that has torch. Both take
+/// the same arguments and print the same JSON.
+struct ProbeCommand {
+  std::string shell;  // the command's start, quoted for /bin/sh
+  std::string name;   // "oomlint-probe" / "the PyTorch twins"
+  std::string where;  // the probe's path / "PYTHON SCRIPT"
+  bool twins = false;
+};
+
+/// The device the probe's `--device` resolves to ("cuda" or "cpu"), asked before anything runs;
+/// "" when the probe could not say (the twins' Python cannot import torch).
+std::string probeDevice(const ProbeCommand& probe, const VerifyOptions& opts);
 
 /// One probe invocation: `code` on `stated` (written to a temporary file in $TMPDIR, removed
 /// after) or on `flags`. Null when the probe failed.
-nlohmann::json invokeProbe(const std::string& probe, const VerifyOptions& opts, const std::string& code,
+nlohmann::json invokeProbe(const ProbeCommand& probe, const VerifyOptions& opts, const std::string& code,
                            const nlohmann::json& stated, const std::string& flags);
 
 /// What the probe's JSON says about `probeCode`; nothing when it does not name it.

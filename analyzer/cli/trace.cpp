@@ -41,10 +41,7 @@ bool isDir(const std::string& p) {
 /// installed one's (../lib/oomlint/python/).
 std::string locateBootstrap() {
   if (const char* env = std::getenv("OOMLINT_TRACE_BOOTSTRAP"); env && *env) return isFile(env) ? env : "";
-  std::string dir = executableDir();
-  for (const std::string& p : {dir + "/python/oomlint/trace.py", dir + "/../lib/oomlint/python/oomlint/trace.py"})
-    if (isFile(p)) return p;
-  return {};
+  return shippedPythonFile("oomlint/trace.py");
 }
 
 /// Python's options that take a value as the next argument.

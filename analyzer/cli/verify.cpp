@@ -277,7 +277,7 @@ Workload workloadOf(const VerifyOptions& opts, const FileResult& r, const ProbeR
 /// saying on stderr what runs and how long it took. On the CPU, a slow stated network runs at
 /// batches of 16, 32 and 64, and its growth and retained bytes are carried to its own batch
 /// (verify_scale.h). Returns "" or a warning line.
-std::string runProbe(const std::string& probe, const VerifyOptions& opts, const FileResult& r, ProbeRun& run, bool cpu) {
+std::string runProbe(const ProbeCommand& probe, const VerifyOptions& opts, const FileResult& r, ProbeRun& run, bool cpu) {
   Workload w = workloadOf(opts, r, run);
   std::vector<int64_t> points = cpu && !w.stated.is_null() ? cpuRowPoints(w.stated) : std::vector<int64_t>{};
   std::string warnings;
@@ -299,7 +299,7 @@ std::string runProbe(const std::string& probe, const VerifyOptions& opts, const 
       failed = doc.is_null();
     }
     if (failed) {
-      warnings += "--verify: oomlint-probe failed for " + r.path + " (" + code + ")\n";
+      warnings += "--verify: " + probe.name + " failed for " + r.path + " (" + code + ")\n";
       continue;
     }
     if (at.size() != std::max<size_t>(points.size(), 1)) continue;  // the probe does not measure this code
@@ -328,14 +328,43 @@ std::string runProbe(const std::string& probe, const VerifyOptions& opts, const 
   return warnings;
 }
 
+/// oomlint-probe where one is found; else, unless --probe named one, its PyTorch twins; else none
+/// (an empty command).
+ProbeCommand findProbe(const VerifyOptions& opts) {
+  ProbeCommand probe;
+  if (std::string path = locateProbe(opts.probePath); !path.empty()) {
+    probe.shell = shellQuote(path);
+    probe.name = "oomlint-probe";
+    probe.where = path;
+    return probe;
+  }
+  std::string script = opts.probePath.empty() ? shippedPythonFile("oomlint/probe.py") : std::string();
+  if (script.empty()) return probe;
+  const char* python = std::getenv("OOMLINT_PYTHON");
+  std::string interpreter = python && *python ? python : "python3";
+  probe.shell = shellQuote(interpreter) + " " + shellQuote(script);
+  probe.name = "the PyTorch twins";
+  probe.where = interpreter + " " + script;
+  probe.twins = true;
+  return probe;
+}
+
 }  // namespace
 
 std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions& opts) {
-  std::string probe = locateProbe(opts.probePath);
-  if (probe.empty())
-    return "--verify: oomlint-probe not found (build with LibTorch, or pass --probe PATH / set OOMLINT_PROBE); findings are "
-           "reported without measurements";
-  bool cpu = probeDevice(probe, opts) == "cpu";
+  const std::string without = "; findings are reported without measurements";
+  ProbeCommand probe = findProbe(opts);
+  if (probe.shell.empty())
+    return "--verify: oomlint-probe not found (build with LibTorch, or pass --probe PATH / set OOMLINT_PROBE)" + without;
+  std::string device = probeDevice(probe, opts);
+  if (probe.twins && device.empty())
+    return "--verify: oomlint-probe not found, and its PyTorch twins cannot run: `" + probe.where +
+           " --which-device` failed (that Python cannot import torch? set OOMLINT_PYTHON to one that can)" + without;
+  if (probe.twins && device != "cuda")
+    return "--verify: oomlint-probe not found, and its PyTorch twins (" + probe.where +
+           ") measure on a CUDA GPU only: PyTorch sees none here (on the CPU, build oomlint-probe with LibTorch)" + without;
+  if (probe.twins) std::cerr << "oomlint: --verify: no oomlint-probe; measuring with its PyTorch twins (" << probe.where << ")\n";
+  bool cpu = device == "cpu";
   std::string warnings;
   for (FileResult& r : results)
     for (ProbeRun& run : probeRunsOf(r, opts.workloadFile.empty())) warnings += runProbe(probe, opts, r, run, cpu);

@@ -29,4 +29,14 @@ inline std::string executableDir() {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+/// A Python file oomlint ships (`name` under packaging/python, as "oomlint/trace.py"): beside a
+/// build tree's binary (python/NAME) or under an installed one's ../lib/oomlint/python/NAME; ""
+/// when neither is there.
+inline std::string shippedPythonFile(const std::string& name) {
+  std::string dir = executableDir();
+  for (const std::string& p : {dir + "/python/" + name, dir + "/../lib/oomlint/python/" + name})
+    if (::access(p.c_str(), R_OK) == 0) return p;
+  return {};
+}
+
 }  // namespace oomlint

@@ -7,6 +7,9 @@ from oomlint import find_oomlint_bin
 
 def main() -> None:
     binary = find_oomlint_bin()
+    # `check --verify` runs the probes' PyTorch twins with this interpreter, the one whose
+    # environment has the user's torch, unless told otherwise.
+    os.environ.setdefault("OOMLINT_PYTHON", sys.executable)
     if sys.platform == "win32":  # pragma: no cover - the wheel is for Linux
         import subprocess
         sys.exit(subprocess.call([binary, *sys.argv[1:]]))

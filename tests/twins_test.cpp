@@ -1,0 +1,92 @@
+// `check --verify` where no oomlint-probe is installed (the wheel, the tarball, the .deb): the
+// probes' PyTorch twins (packaging/python/oomlint/probe*.py, shipped beside the binary) stand in.
+// What needs no GPU is checked here with Debian's python3-torch (CPU); their bytes are held to the
+// LibTorch probe on the GPU machine (runtime_check/results/README.md, "The PyTorch twins").
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "test_paths.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using testutil::slurp;
+using testutil::spit;
+
+namespace {
+
+/// An oomlint installed as the packages install it: the binary and lib/oomlint/python/oomlint/,
+/// no oomlint-probe anywhere.
+struct Installed {
+  fs::path root = fs::temp_directory_path() / ("oomlint_twins_" + std::to_string(::getpid()));
+  Installed() {
+    fs::remove_all(root);
+    fs::create_directories(root / "bin");
+    fs::create_directories(root / "lib/oomlint/python");
+    fs::copy_file(OOMLINT_BINARY, root / "bin/oomlint");
+    fs::permissions(root / "bin/oomlint", fs::perms::owner_all, fs::perm_options::add);
+    fs::copy(fs::path(OOMLINT_SOURCE) / "packaging/python/oomlint", root / "lib/oomlint/python/oomlint");
+  }
+  ~Installed() { fs::remove_all(root); }
+
+  /// `check --verify FILE` with `python` as OOMLINT_PYTHON, no GPU visible and no probe on PATH.
+  int verify(const std::string& python, const std::string& file, std::string& out, std::string& err) const {
+    std::string cmd = "cd '" + root.string() + "' && env -u OOMLINT_PROBE PATH=/usr/bin:/bin CUDA_VISIBLE_DEVICES= OOMLINT_PYTHON='" +
+                      python + "' bin/oomlint check --isolated --no-cache --verify '" + file + "' >out 2>err";
+    int status = std::system(cmd.c_str());
+    out = slurp(root / "out");
+    err = slurp(root / "err");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+};
+
+}  // namespace
+
+TEST(ProbeTwins, EveryStatedLayerKindBuildsAndRunsAndTheCommandLineRefusesWhatItCannotDo) {
+  std::string log = (fs::temp_directory_path() / ("oomlint_twins_check_" + std::to_string(::getpid()))).string();
+  std::string cmd = "CUDA_VISIBLE_DEVICES= /usr/bin/python3 '" + std::string(OOMLINT_SOURCE) + "/tests/probe_twins_check.py' >'" +
+                    log + "' 2>&1";
+  int status = std::system(cmd.c_str());
+  EXPECT_EQ(0, WIFEXITED(status) ? WEXITSTATUS(status) : -1) << slurp(log);
+  EXPECT_NE(std::string::npos, slurp(log).find("all passed")) << slurp(log);
+  fs::remove(log);
+}
+
+TEST(ProbeTwins, WithoutAProbeVerifyRunsTheTwinsWhichSayTheyNeedACudaGpu) {
+  ASSERT_EQ(std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1"), 0)
+      << "/usr/bin/python3 cannot import torch: scripts/setup.sh installs python3-torch";
+  Installed inst;
+  std::string out, err;
+  int rc = inst.verify("/usr/bin/python3", std::string(OOMLINT_EXAMPLES) + "/sized_mlp.py", out, err);
+  EXPECT_EQ(1, rc) << err;  // the findings are still reported
+  EXPECT_NE(std::string::npos, out.find("OOM102")) << out;
+  EXPECT_NE(std::string::npos, err.find("its PyTorch twins (/usr/bin/python3 ")) << err;
+  EXPECT_NE(std::string::npos, err.find("lib/oomlint/python/oomlint/probe.py) measure on a CUDA GPU only")) << err;
+  EXPECT_NE(std::string::npos, err.find("findings are reported without measurements")) << err;
+  EXPECT_EQ(std::string::npos, out.find("measured on")) << out;
+
+  // `oomlint version` says what --verify would use.
+  std::string cmd = "env -u OOMLINT_PROBE PATH=/usr/bin:/bin '" + (inst.root / "bin/oomlint").string() + "' version >'" +
+                    (inst.root / "version").string() + "'";
+  ASSERT_EQ(0, std::system(cmd.c_str()));
+  EXPECT_NE(std::string::npos, slurp(inst.root / "version").find("Runtime check (--verify): no oomlint-probe found; its PyTorch twins"))
+      << slurp(inst.root / "version");
+}
+
+TEST(ProbeTwins, APythonThatCannotImportTorchIsNamed) {
+  Installed inst;
+  // Debian's python3 without its site packages: a real interpreter that has no torch.
+  fs::path python = inst.root / "python-without-torch";
+  spit(python, "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n");
+  fs::permissions(python, fs::perms::owner_all);
+  std::string out, err;
+  int rc = inst.verify(python.string(), std::string(OOMLINT_EXAMPLES) + "/sized_mlp.py", out, err);
+  EXPECT_EQ(1, rc) << err;
+  EXPECT_NE(std::string::npos, err.find("its PyTorch twins cannot run: `" + python.string())) << err;
+  EXPECT_NE(std::string::npos, err.find("cannot import torch? set OOMLINT_PYTHON")) << err;
+  EXPECT_NE(std::string::npos, out.find("OOM102")) << out;
+}
