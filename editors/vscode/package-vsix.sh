@@ -25,12 +25,14 @@ if (($(node -p 'process.versions.node.split(".")[0]') < 20)); then
 fi
 
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-npx --no-install tsc -p .
 rm -rf bundled
 mkdir -p bundled/bin bundled/lib
 cp "$stage/bin/oomlint" bundled/bin/
 cp -r "$stage/lib/oomlint" bundled/lib/
 cp ../../LICENSE LICENSE
 trap 'rm -f "$here/LICENSE"' EXIT
-npx --no-install vsce package "$version" --no-update-package-json --no-git-tag-version \
+# vsce runs `vscode:prepublish` first: tsc checks the types (and writes out/ for the unit tests),
+# esbuild bundles the extension and vscode-languageclient into dist/extension.js, so the package
+# carries no node_modules (--no-dependencies).
+npx --no-install vsce package "$version" --no-update-package-json --no-git-tag-version --no-dependencies \
   --target linux-x64 --out "$out/oomlint-$version-linux-x64.vsix"
