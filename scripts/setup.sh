@@ -41,7 +41,7 @@ packages=(
   python3-nbformat                 # tests validate every notebook oomlint writes with nbformat
   python3-venv python3-pip-whl python3-setuptools-whl  # tests pip-install the wheel offline
   python3-torch                    # the DataLoader seed probe (runtime_check/seed_dataloader.py) runs on CPU in tests
-  neovim pre-commit dpkg-dev       # tests with real clients: Neovim's LSP client, pre-commit, cpack
+  neovim pre-commit dpkg-dev file  # tests with real clients: Neovim's LSP client, pre-commit, cpack (its .deb generator runs `file`)
   clang-14 libclang-rt-14-dev      # libFuzzer targets (scripts/test.sh runs them over their corpora)
   libclang-cpp14-dev libclang-14-dev llvm-14-dev libclang-common-14-dev  # the C++ front end (Clang LibTooling)
   clang-tools-14                   # clang-apply-replacements: tests apply --export-fixes with it
