@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "cache/cache.h"
 #include "cpp/loader.h"
 #include "engine/engine.h"
 #include "project/analyze.h"
@@ -376,11 +377,51 @@ TEST(ProjectParts, ProgramsHoldingANamedModuleAreItsImportersAndWhatTheyImport) 
   write("unrelated.py", "import os\n");
   std::vector<std::string> candidates;
   for (const fs::path& f : projectFiles(tmp)) candidates.push_back(f.string());
-  std::set<std::string> got;
-  for (const std::string& f : project::programsHolding(tmp.string(), {(tmp / "pkg" / "core.py").string()}, candidates, 2))
-    got.insert(fs::relative(f, tmp).string());
+  auto holding = [&](ResultCache* cache) {
+    std::set<std::string> got;
+    for (const std::string& f : project::programsHolding(tmp.string(), {(tmp / "pkg" / "core.py").string()}, candidates, 2, cache))
+      got.insert(fs::relative(f, tmp).string());
+    return got;
+  };
   std::set<std::string> want = {"pkg/core.py", "pkg/__init__.py", "pkg/cli.py", "pkg/helpers.py", "app.py", "main.py", "vendored.py", "tool.py"};
-  EXPECT_EQ(got, want);
+  EXPECT_EQ(holding(nullptr), want);
+
+  // The same with a cache: while it fills, and from what it kept (another process's run).
+  std::string warning, cacheDir = (t.root / ".cache").string();
+  {
+    ResultCache filling(cacheDir, warning);
+    EXPECT_EQ(holding(&filling), want);
+    EXPECT_EQ("", filling.save());
+  }
+  ResultCache kept(cacheDir, warning);
+  EXPECT_EQ("", warning);
+  EXPECT_EQ(holding(&kept), want);
+  // An edited module is read again: it imports the package now.
+  write("unrelated.py", "import os\nfrom pkg import core\n");
+  want.insert("unrelated.py");
+  EXPECT_EQ(holding(&kept), want);
+}
+
+TEST(ProjectParts, AnUnchangedModulesImportsComeFromTheCacheUnread) {
+  // The cache keys a module's imports by its size, modification time and inode, as ruff's and
+  // git's do: a file rewritten with the same size and its old modification time is not read
+  // again. That is how this test sees the cache answer in place of the file.
+  TempTree t("oomlint_project_scan_cache");
+  t.write("core.py", "x = 1\n");
+  t.write("notes.py", "# nothing to see here\n");
+  std::vector<std::string> candidates = {(t.root / "core.py").string(), (t.root / "notes.py").string()};
+  auto holding = [&](ResultCache* cache) {
+    return project::programsHolding(t.root.string(), {candidates[0]}, candidates, 1, cache).size();
+  };
+  fs::file_time_type old = fs::last_write_time(t.root / "notes.py") - std::chrono::hours(1);
+  fs::last_write_time(t.root / "notes.py", old);
+  std::string warning;
+  ResultCache cache((t.root / ".cache").string(), warning);
+  EXPECT_EQ(1u, holding(&cache));
+  t.write("notes.py", "import core  # see it\n");  // the same 22 bytes
+  fs::last_write_time(t.root / "notes.py", old);
+  EXPECT_EQ(2u, holding(nullptr));  // read: notes.py imports core
+  EXPECT_EQ(1u, holding(&cache));   // not read: its entry stands
 }
 
 TEST(ProjectParts, ModulesNoImportJoinsAreAnalysedApart) {

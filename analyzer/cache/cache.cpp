@@ -29,7 +29,7 @@ int64_t mtimeNs(const struct stat& st) {
 /// included, whose analysis may differ.
 const std::string& cacheVersion() {
   static const std::string version = [] {
-    std::string v = std::string(OOMLINT_VERSION) + "+cache10";
+    std::string v = std::string(OOMLINT_VERSION) + "+cache11";
     struct stat st {};
     std::string self = executablePath();
     if (!self.empty() && ::stat(self.c_str(), &st) == 0)
@@ -168,11 +168,27 @@ ResultCache::ResultCache(std::string dir, std::string& warning) : dir_(std::move
       }
       entries_[std::move(path)] = std::move(entry);
     }
+    in.expect("\nscans ");
+    for (size_t n = in.number<size_t>(); n > 0; --n) {
+      in.expect("\n");
+      std::string path(in.string());
+      Scan scan;
+      for (int64_t* v : {&scan.stamp.size, &scan.stamp.mtimeNs, &scan.stamp.inode, &scan.cachedAt}) {
+        in.expect(" ");
+        *v = in.number<int64_t>();
+      }
+      in.expect(" ");
+      scan.stamp.hash = in.number<uint64_t>();
+      in.expect(" ");
+      scan.imports = in.string();
+      scans_[std::move(path)] = std::move(scan);
+    }
     in.expect("\n");
     if (in.at != text.size()) IndexReader::bad();
   } catch (const std::exception&) {
     entries_.clear();
     projects_.clear();
+    scans_.clear();
     blobFile_.clear();
     warning = "cache " + file_ + " is corrupt; discarding it";
     dirty_ = true;
@@ -297,6 +313,24 @@ void ResultCache::setProjectState(const std::string& root, std::string state) {
   dirty_ = true;
 }
 
+bool ResultCache::lookupScan(const std::string& absPath, std::string& out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = scans_.find(absPath);
+  if (it == scans_.end() || !sameAsStamped(absPath, it->second.stamp, it->second.cachedAt)) return false;
+  out = it->second.imports;
+  return true;
+}
+
+void ResultCache::storeScan(const std::string& absPath, const std::string& text, std::string imports) {
+  struct stat st {};
+  if (::stat(absPath.c_str(), &st) != 0) return;
+  Scan scan{Stamp{st.st_size, mtimeNs(st), static_cast<int64_t>(st.st_ino), hashContent(text)},
+            static_cast<int64_t>(std::time(nullptr)), std::move(imports)};
+  std::lock_guard<std::mutex> lock(mutex_);
+  scans_[absPath] = std::move(scan);
+  dirty_ = true;
+}
+
 std::string ResultCache::save() {
   if (!dirty_) return {};
   loadSummaries();  // the entries kept from the last save carry theirs over
@@ -346,7 +380,16 @@ std::string ResultCache::save() {
     index += ' ';
     appendString(index, state);
   }
-  index += "\nfiles " + std::to_string(entries_.size()) + lines + "\n";
+  index += "\nfiles " + std::to_string(entries_.size()) + lines;
+  index += "\nscans " + std::to_string(scans_.size());
+  for (const auto& [path, scan] : scans_) {
+    index += '\n';
+    appendString(index, path);
+    for (int64_t v : {scan.stamp.size, scan.stamp.mtimeNs, scan.stamp.inode, scan.cachedAt}) index += " " + std::to_string(v);
+    index += " " + std::to_string(scan.stamp.hash) + " ";
+    appendString(index, scan.imports);
+  }
+  index += "\n";
   if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) return "cannot create " + dir_ + ": " + std::strerror(errno);
   // A marker that keeps the cache out of version control, as ruff does.
   std::string gitignore = dir_ + "/.gitignore";

@@ -49,6 +49,12 @@ class ResultCache {
   std::string projectState(const std::string& key);
   void setProjectState(const std::string& key, std::string state);
 
+  /// What a file's import statements name (project/scan.h, encoded), while the file is unchanged
+  /// since `text` was scanned: a check of a few named files finds the programs that hold them
+  /// without reading the project's unchanged modules.
+  bool lookupScan(const std::string& absPath, std::string& out);
+  void storeScan(const std::string& absPath, const std::string& text, std::string scan);
+
  private:
   /// What a file was like when an entry was stored: size, mtime and inode, and a content hash
   /// for when the mtime cannot tell (changed within the second it was cached).
@@ -59,6 +65,11 @@ class ResultCache {
   struct Dependency {
     std::string path;
     Stamp stamp;
+  };
+  struct Scan {
+    Stamp stamp;
+    int64_t cachedAt = 0;
+    std::string imports;
   };
   struct Entry {
     std::string selection;
@@ -79,6 +90,7 @@ class ResultCache {
   std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;
   std::unordered_map<std::string, std::string> projects_;  // project key -> projectState
+  std::unordered_map<std::string, Scan> scans_;
   bool dirty_ = false;
   std::string blobFile_, blobs_;
   size_t blobSize_ = 0;

@@ -95,7 +95,7 @@ std::vector<NamedProject> projectsOf(const std::vector<std::string>& files, cons
       std::vector<std::string> candidates;
       for (const std::string& f : shallow.count(root) ? project::modulesBeside(root) : collectFiles({root}, resolver, args.walk).files)
         if (isPythonPath(f)) candidates.push_back(absolutePath(f));
-      others = project::programsHolding(root, np.modules, candidates, args.threads);
+      others = project::programsHolding(root, np.modules, candidates, args.threads, args.cache);
     }
     for (const std::string& f : others) {
       if (!isPythonPath(f)) continue;

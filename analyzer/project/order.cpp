@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -11,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cache/cache.h"
 #include "engine/engine.h"
 #include "notebook/notebook.h"
 #include "project/scan.h"
@@ -169,13 +169,13 @@ void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& 
 namespace {
 
 /// What a module's import statements may load: each name and the packages above it.
-std::vector<size_t> importedBy(const Project& p, size_t i, std::string_view source) {
+std::vector<size_t> importedBy(const Project& p, size_t i, const std::vector<ScannedImport>& imports) {
   std::vector<size_t> out;
   auto add = [&](std::string_view dotted) {
     size_t j = p.resolveModule(i, dotted);
     if (j != SIZE_MAX && j != i) out.push_back(j);
   };
-  for (const ScannedImport& imp : scanImports(source)) {
+  for (const ScannedImport& imp : imports) {
     std::string_view name = imp.name;
     for (size_t dot = name.find('.', name.find_first_not_of('.')); dot != std::string_view::npos; dot = name.find('.', dot + 1))
       add(name.substr(0, dot));
@@ -190,7 +190,7 @@ std::vector<size_t> importedByFile(const Project& p, size_t i) {
   std::string source;
   if (!readSourceFile(p.file(i), source).empty()) return {};
   if (isNotebookPath(p.file(i))) source = readNotebook(source).module;
-  return importedBy(p, i, source);
+  return importedBy(p, i, scanImports(source));
 }
 
 size_t findRoot(std::vector<size_t>& parent, size_t x) {
@@ -247,31 +247,45 @@ std::string_view stemOf(std::string_view path) {
   return dir.substr(dir.rfind('/') + 1);
 }
 
-/// `word` stands in the source as a whole name (not inside a longer identifier).
-bool spellsWord(std::string_view source, std::string_view word) {
-  auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80; };
-  for (size_t at = source.find(word); at != std::string_view::npos; at = source.find(word, at + 1)) {
-    size_t end = at + word.size();
-    if ((at == 0 || !identifier(source[at - 1])) && (end == source.size() || !identifier(source[end]))) return true;
-  }
-  return false;
+/// An import names `stem` as one of its dotted parts: every module importedBy resolves it to is
+/// named so (a relative import aside).
+bool spells(const std::vector<ScannedImport>& imports, std::string_view stem) {
+  auto partOf = [&](std::string_view dotted) {
+    for (size_t start = 0; start <= dotted.size();) {
+      size_t dot = dotted.find('.', start);
+      if (dotted.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start) == stem) return true;
+      if (dot == std::string_view::npos) break;
+      start = dot + 1;
+    }
+    return false;
+  };
+  return std::any_of(imports.begin(), imports.end(),
+                     [&](const ScannedImport& imp) { return partOf(imp.name) || partOf(imp.fallback); });
 }
 
-/// The source has a relative import (`from . import x`, `from ..pkg import y`): it may load a
-/// package by no name it spells.
-bool importsRelatively(std::string_view source) {
-  for (size_t at = source.find("from"); at != std::string_view::npos; at = source.find("from", at + 4)) {
-    size_t k = at + 4;
-    while (k < source.size() && (source[k] == ' ' || source[k] == '\t' || source[k] == '\\' || source[k] == '\n' || source[k] == '\r')) ++k;
-    if (k > at + 4 && k < source.size() && source[k] == '.') return true;
-  }
-  return false;
+/// A relative import (`from . import x`, `from ..pkg import y`): it may load a package by no name
+/// it spells.
+bool importsRelatively(const std::vector<ScannedImport>& imports) {
+  return std::any_of(imports.begin(), imports.end(), [](const ScannedImport& imp) { return imp.name.starts_with('.'); });
+}
+
+/// The imports of the file at `path` (a notebook: its cells' code), from `cache` while the file
+/// is unchanged, else read and scanned (and kept there); none when it cannot be read.
+std::vector<ScannedImport> importsOf(const std::string& path, ResultCache* cache) {
+  std::vector<ScannedImport> imports;
+  std::string kept;
+  if (cache && cache->lookupScan(path, kept) && decodeImports(kept, imports)) return imports;
+  std::string source;
+  if (!readSourceFile(path, source).empty()) return {};
+  imports = scanImports(isNotebookPath(path) ? readNotebook(source).module : source);
+  if (cache && encodeImports(imports, kept)) cache->storeScan(path, source, std::move(kept));
+  return imports;
 }
 
 }  // namespace
 
 std::vector<std::string> programsHolding(const std::string& root, const std::vector<std::string>& start,
-                                         const std::vector<std::string>& candidates, unsigned threads) {
+                                         const std::vector<std::string>& candidates, unsigned threads, ResultCache* cache) {
   std::vector<std::string> all = start;
   std::unordered_set<std::string> seen(start.begin(), start.end());
   for (const std::string& c : candidates)
@@ -281,19 +295,16 @@ std::vector<std::string> programsHolding(const std::string& root, const std::vec
   size_t n = all.size();
   std::vector<size_t> every(n);
   for (size_t i = 0; i < n; ++i) every[i] = i;
-  std::vector<std::string> source(n);
-  parallelFor(every, threads, [&](size_t i) {
-    if (!readSourceFile(all[i], source[i]).empty()) source[i].clear();
-    else if (isNotebookPath(all[i])) source[i] = readNotebook(source[i]).module;
-  });
+  std::vector<std::vector<ScannedImport>> scans(n);
+  parallelFor(every, threads, [&](size_t i) { scans[i] = importsOf(all[i], cache); });
   std::vector<std::vector<size_t>> imports(n);
   std::vector<char> scanned(n, 0), taken(n, 0);
   auto scan = [&](const std::vector<size_t>& which) {
-    parallelFor(which, threads, [&](size_t i) { imports[i] = importedBy(names, i, source[i]); });
+    parallelFor(which, threads, [&](size_t i) { imports[i] = importedBy(names, i, scans[i]); });
     for (size_t i : which) scanned[i] = 1;
   };
   // Every program that holds a start file: the modules importing one, directly or not. Only a
-  // module whose text spells a taken module's stem, or that imports relatively, can import it:
+  // module with an import that spells a taken module's stem, or a relative one, can import it:
   // the others' imports are never resolved.
   std::vector<std::string_view> stems;
   auto take = [&](size_t i) {
@@ -303,15 +314,15 @@ std::vector<std::string> programsHolding(const std::string& root, const std::vec
   };
   for (size_t i = 0; i < start.size(); ++i) take(i);
   std::vector<char> relative(n);
-  for (size_t i = 0; i < n; ++i) relative[i] = importsRelatively(source[i]);
+  for (size_t i = 0; i < n; ++i) relative[i] = importsRelatively(scans[i]);
   for (bool grew = true; grew;) {
     grew = false;
     std::vector<size_t> maybe;
     for (size_t i = 0; i < n; ++i) {
       if (taken[i]) continue;
-      bool spells = relative[i];
-      for (size_t s = 0; s < stems.size() && !spells; ++s) spells = spellsWord(source[i], stems[s]);
-      if (spells) maybe.push_back(i);
+      bool mayImport = relative[i];
+      for (size_t s = 0; s < stems.size() && !mayImport; ++s) mayImport = spells(scans[i], stems[s]);
+      if (mayImport) maybe.push_back(i);
     }
     std::vector<size_t> fresh;
     for (size_t i : maybe)

@@ -9,6 +9,10 @@
 
 #include "project/project.h"
 
+namespace oomlint {
+class ResultCache;
+}
+
 namespace oomlint::project {
 
 /// Runs `fn` on each item, on up to `threads` threads.
@@ -30,8 +34,10 @@ std::vector<std::vector<size_t>> independentParts(const Project& p, unsigned thr
 /// The modules of every program that holds a `start` file: the modules among `candidates` that
 /// import one (directly or not), and everything those and the start files import (from a quick
 /// look at import statements). A few named files of a big project are checked with these, not
-/// with every module of it: nothing else can change what they are told.
+/// with every module of it: nothing else can change what they are told. With a `cache`, each
+/// module's imports are kept there, and an unchanged module is not read again.
 std::vector<std::string> programsHolding(const std::string& root, const std::vector<std::string>& start,
-                                         const std::vector<std::string>& candidates, unsigned threads);
+                                         const std::vector<std::string>& candidates, unsigned threads,
+                                         ResultCache* cache = nullptr);
 
 }  // namespace oomlint::project

@@ -114,6 +114,35 @@ std::vector<ScannedImport> scanImports(std::string_view src) {
   return out;
 }
 
+bool encodeImports(const std::vector<ScannedImport>& imports, std::string& out) {
+  // One line per import: flags, the name, a tab, the fallback.
+  out.clear();
+  for (const ScannedImport& imp : imports) {
+    if ((imp.name + imp.fallback).find_first_of("\t\n") != std::string::npos) return false;
+    out += imp.plain ? 'p' : '-';
+    out += imp.nested ? 'n' : '-';
+    out += imp.name;
+    out += '\t';
+    out += imp.fallback;
+    out += '\n';
+  }
+  return true;
+}
+
+bool decodeImports(std::string_view text, std::vector<ScannedImport>& out) {
+  out.clear();
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) return false;
+    std::string_view line = text.substr(pos, end - pos);
+    size_t tab = line.find('\t');
+    if (line.size() < 2 || tab == std::string_view::npos || tab < 2) return false;
+    out.push_back({std::string(line.substr(2, tab - 2)), std::string(line.substr(tab + 1)), line[0] == 'p', line[1] == 'n'});
+    pos = end + 1;
+  }
+  return true;
+}
+
 std::vector<std::string> scanDefinitions(std::string_view src) {
   std::vector<std::string> out;
   auto nameAfter = [&](std::string_view line, size_t at) {

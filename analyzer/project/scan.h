@@ -20,6 +20,12 @@ struct ScannedImport {
 /// The modules the source's import statements may load, top-level and nested.
 std::vector<ScannedImport> scanImports(std::string_view source);
 
+/// scanImports' result as text a cache keeps (ResultCache::storeScan), and back. Each is false
+/// when it cannot: a name with a tab or a line break in it (kept out of the cache), text encode
+/// did not write.
+bool encodeImports(const std::vector<ScannedImport>& imports, std::string& out);
+bool decodeImports(std::string_view text, std::vector<ScannedImport>& out);
+
 /// The names the module's top level defines (`def`, `class`), sorted: what another module may
 /// learn something of from it. (Names it imports or assigns are not among them: an answer that
 /// changes through them costs a parse more, never a wrong answer.)
