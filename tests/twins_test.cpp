@@ -1,13 +1,18 @@
 // `check --verify` where no oomlint-probe is installed (the wheel, the tarball, the .deb): the
 // probes' PyTorch twins (packaging/python/oomlint/probe*.py, shipped beside the binary) stand in.
-// What needs no GPU is checked here with Debian's python3-torch (CPU); their bytes are held to the
-// LibTorch probe on the GPU machine (runtime_check/results/README.md, "The PyTorch twins").
+// What needs no GPU is checked here with Debian's python3-torch (CPU); their bytes, measured on the
+// GPU machine, are held to the LibTorch probe's (runtime_check/results/README.md, "The PyTorch
+// twins").
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "test_paths.h"
@@ -89,4 +94,47 @@ TEST(ProbeTwins, APythonThatCannotImportTorchIsNamed) {
   EXPECT_NE(std::string::npos, err.find("its PyTorch twins cannot run: `" + python.string())) << err;
   EXPECT_NE(std::string::npos, err.find("cannot import torch? set OOMLINT_PYTHON")) << err;
   EXPECT_NE(std::string::npos, out.find("OOM102")) << out;
+}
+
+TEST(ProbeTwins, OnTheGpuTheyMeasureWhatTheProbeMeasuredForEachFinding) {
+  // runtime_check/results/h100-twins-verify.json: `check --verify` with the twins on an H100, the
+  // same files as the committed oomlint-probe runs (README.md there, "The PyTorch twins").
+  auto load = [](const std::string& name) {
+    return nlohmann::json::parse(slurp(fs::path(OOMLINT_SOURCE) / "runtime_check/results" / name));
+  };
+  nlohmann::json twins = load("h100-twins-verify.json");
+  std::map<std::string, nlohmann::json> probe;
+  for (const char* name : {"h200-verify-per-finding.json", "h200-layers-verify.json", "h200-oom302-verify.json"}) {
+    nlohmann::json run = load(name);
+    for (auto& [file, findings] : run["files"].items()) probe[file] = findings;
+  }
+  probe["bench/estimates/embedding_lm.py"] = load("h200-embedding-verify.json");
+  auto bytes = [](const nlohmann::json& f, const char* metric, const char* variant) {
+    return f["measured"][metric][variant].get<double>();
+  };
+  size_t compared = 0;
+  for (auto& [file, findings] : twins["files"].items()) {
+    ASSERT_TRUE(probe.count(file)) << file;
+    ASSERT_EQ(findings.size(), probe[file].size()) << file;
+    for (size_t i = 0; i < findings.size(); ++i) {
+      const nlohmann::json &t = findings[i], &p = probe[file][i];
+      ASSERT_EQ(t["code"], p["code"]) << file;
+      EXPECT_NE(std::string::npos, t["measured"]["device"].get<std::string>().find("PyTorch 2.11.0+cu130 twins")) << file;
+      double tGrowth = bytes(t, "growth_bytes_per_step", "anti"), pGrowth = bytes(p, "growth_bytes_per_step", "anti");
+      double tPeak = bytes(t, "peak_bytes", "delta"), pPeak = bytes(p, "peak_bytes", "delta");
+      if (file == "bench/estimates/encoder_block.py") {
+        // PyTorch's nn.TransformerEncoderLayer attends with need_weights=False (fused attention);
+        // LibTorch's keeps the attention weights. The twins measure what the Python program runs.
+        EXPECT_LT(tPeak, pPeak) << file << " " << t["code"];
+        continue;
+      }
+      // Within 5%, or 1 MiB: PyTorch allocates 1 MiB more than LibTorch once in an evaluation
+      // forward with autograd on (OOM201's anti variant).
+      auto close = [](double a, double b) { return std::abs(a - b) <= std::max(0.05 * std::max(a, b), 1048576.0); };
+      EXPECT_TRUE(close(tGrowth, pGrowth)) << file << " " << t["code"] << " growth " << tGrowth << " vs " << pGrowth;
+      EXPECT_TRUE(close(tPeak, pPeak)) << file << " " << t["code"] << " peak delta " << tPeak << " vs " << pPeak;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(14u, compared);
 }
