@@ -401,7 +401,9 @@ inline void step() {
   detail::cca::raw_delete(mark);
   if (st.progress && detail::secondsSince(st.lastReport) >= 2.0) {
     st.lastReport = std::chrono::steady_clock::now();
-    detail::say("step " + std::to_string(st.steps.size()) + ": allocated " + std::to_string(c[0] / 1048576.0) + " MiB");
+    char mib[32];  // as the Python bootstrap says it: "allocated 83.0 MiB"
+    std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(c[0]) / 1048576.0);
+    detail::say("step " + std::to_string(st.steps.size()) + ": allocated " + mib + " MiB");
   }
   if (st.stepsLimit > 0 && static_cast<int64_t>(st.steps.size()) >= st.stepsLimit) {
     detail::write("steps");
