@@ -1,8 +1,8 @@
 // `check --verify` where no oomlint-probe is installed (the wheel, the tarball, the .deb): the
 // probes' PyTorch twins (packaging/python/oomlint/probe*.py, shipped beside the binary) stand in.
-// What needs no GPU is checked here with Debian's python3-torch (CPU); their bytes, measured on the
-// GPU machine, are held to the LibTorch probe's (runtime_check/results/README.md, "The PyTorch
-// twins").
+// On the CPU they are checked here with Debian's python3-torch against the LibTorch probe; their
+// bytes measured on the GPU machine are held to the probe's (runtime_check/results/README.md,
+// "The PyTorch twins").
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,22 +61,40 @@ TEST(ProbeTwins, EveryStatedLayerKindBuildsAndRunsAndTheCommandLineRefusesWhatIt
   fs::remove(log);
 }
 
-TEST(ProbeTwins, WithoutAProbeVerifyRunsTheTwinsWhichSayTheyNeedACudaGpu) {
+TEST(ProbeTwins, WithoutAProbeVerifyMeasuresWithTheTwinsAsTheProbeDoes) {
   ASSERT_EQ(std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1"), 0)
       << "/usr/bin/python3 cannot import torch: scripts/setup.sh installs python3-torch";
   Installed inst;
+  // A small stated network, so that the CPU measures it at its own batch.
+  fs::path file = inst.root / "small_net.py";
+  spit(file,
+       "import torch\nfrom torch import nn\n\nmodel = nn.Sequential(nn.Linear(64, 128), nn.GELU(), nn.Linear(128, 64))\n"
+       "x = torch.randn(32, 64)\nouts = []\nmodel.eval()\nfor i in range(10):\n    outs.append(model(x))\n");
   std::string out, err;
-  int rc = inst.verify("/usr/bin/python3", std::string(OOMLINT_EXAMPLES) + "/sized_mlp.py", out, err);
-  EXPECT_EQ(1, rc) << err;  // the findings are still reported
-  EXPECT_NE(std::string::npos, out.find("OOM102")) << out;
-  EXPECT_NE(std::string::npos, err.find("its PyTorch twins (/usr/bin/python3 ")) << err;
-  EXPECT_NE(std::string::npos, err.find("lib/oomlint/python/oomlint/probe.py) measure on a CUDA GPU only")) << err;
-  EXPECT_NE(std::string::npos, err.find("findings are reported without measurements")) << err;
-  EXPECT_EQ(std::string::npos, out.find("measured on")) << out;
+  int rc = inst.verify("/usr/bin/python3", file.string(), out, err);
+  EXPECT_EQ(1, rc) << err;
+  EXPECT_NE(std::string::npos, err.find("no oomlint-probe; measuring with its PyTorch twins (/usr/bin/python3 ")) << err;
+  EXPECT_NE(std::string::npos, err.find("OOM102 for " + file.string() + " on the CPU ... done")) << err;
+  const std::string twins = "measured on cpu (PyTorch ";
+  size_t at = out.find(twins);
+  ASSERT_NE(std::string::npos, at) << out;
+  // What the twins measured: the peak's difference and the growth, up to the workload's bracket.
+  std::string measured = out.substr(out.find(": ", at) + 2);
+  measured = measured.substr(0, measured.find(" ["));
+  EXPECT_NE(std::string::npos, measured.find("growth 32.0 KiB/step")) << out;
+  std::string cmd;
+#ifdef OOMLINT_HAVE_PROBE
+  // oomlint-probe's counting allocator measures the same bytes.
+  cmd = "cd '" + inst.root.string() + "' && '" + OOMLINT_BINARY + "' check --isolated --no-cache --verify --probe '" +
+        OOMLINT_PROBE_BINARY + "' small_net.py >probe_out 2>/dev/null";
+  EXPECT_NE(-1, std::system(cmd.c_str()));
+  std::string probeOut = slurp(inst.root / "probe_out");
+  EXPECT_NE(std::string::npos, probeOut.find("measured on cpu (counting allocator): " + measured)) << probeOut << "\n" << measured;
+#endif
 
   // `oomlint version` says what --verify would use.
-  std::string cmd = "env -u OOMLINT_PROBE PATH=/usr/bin:/bin '" + (inst.root / "bin/oomlint").string() + "' version >'" +
-                    (inst.root / "version").string() + "'";
+  cmd = "env -u OOMLINT_PROBE PATH=/usr/bin:/bin '" + (inst.root / "bin/oomlint").string() + "' version >'" +
+        (inst.root / "version").string() + "'";
   ASSERT_EQ(0, std::system(cmd.c_str()));
   EXPECT_NE(std::string::npos, slurp(inst.root / "version").find("Runtime check (--verify): no oomlint-probe found; its PyTorch twins"))
       << slurp(inst.root / "version");

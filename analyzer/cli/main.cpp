@@ -700,7 +700,7 @@ int main(int argc, char** argv) {
       bool cppFrontEnd = cpp::available(&why);
       std::string probe = locateProbe("");
       if (probe.empty() && !shippedPythonFile("oomlint/probe.py").empty())
-        probe = "no oomlint-probe found; its PyTorch twins (oomlint/probe.py) run where python3 has torch and a CUDA GPU";
+        probe = "no oomlint-probe found; its PyTorch twins (oomlint/probe.py) run where python3 has torch";
       std::cout << "oomlint " << OOMLINT_VERSION << "\n"
                 << "License: MIT (the LICENSE file; /usr/share/doc/oomlint/copyright when installed)\n"
                 << "Python and notebooks: yes\n"

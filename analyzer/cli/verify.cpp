@@ -360,9 +360,6 @@ std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions
   if (probe.twins && device.empty())
     return "--verify: oomlint-probe not found, and its PyTorch twins cannot run: `" + probe.where +
            " --which-device` failed (that Python cannot import torch? set OOMLINT_PYTHON to one that can)" + without;
-  if (probe.twins && device != "cuda")
-    return "--verify: oomlint-probe not found, and its PyTorch twins (" + probe.where +
-           ") measure on a CUDA GPU only: PyTorch sees none here (on the CPU, build oomlint-probe with LibTorch)" + without;
   if (probe.twins) std::cerr << "oomlint: --verify: no oomlint-probe; measuring with its PyTorch twins (" << probe.where << ")\n";
   bool cpu = device == "cpu";
   std::string warnings;

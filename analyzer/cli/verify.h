@@ -20,8 +20,8 @@ struct VerifyOptions {
 std::string locateProbe(const std::string& hint);
 
 /// Runs the probes and fills Finding::measured: with oomlint-probe where one is found, else with
-/// its PyTorch twins (oomlint/probe.py beside the binary) on $OOMLINT_PYTHON or python3, which
-/// measure on a CUDA GPU only. Returns "" or a message for stderr.
+/// its PyTorch twins (oomlint/probe.py beside the binary) on $OOMLINT_PYTHON or python3. Returns ""
+/// or a message for stderr.
 std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions& opts);
 
 }  // namespace oomlint

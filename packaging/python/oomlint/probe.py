@@ -1,12 +1,13 @@
 """The PyTorch twins of oomlint-probe, with its command line and its JSON, for `oomlint check
 --verify` where no oomlint-probe is installed (the wheel, the tarball and the .deb carry none).
-They measure on the user's own PyTorch, on a CUDA GPU only: PyTorch counts no CPU allocations.
+They measure on the user's own PyTorch: on a CUDA GPU with its allocator's statistics, on the CPU
+with the profiler's allocation events (PyTorch keeps no statistics of its CPU allocator).
 
     python3 probe.py [--which-device] [--device auto|cuda|cpu] [--dtype f32|bf16|f16]
                      [--width N] [--depth N] [--heads N] [--batch N] [--seq N] [--vocab N]
                      [--steps N] [--accum N] [--workload FILE] [--json PATH|-] [--list] [CODE ...]
 
-Exit status: 0, 2 for a bad request or no CUDA device, 3 when this Python cannot import torch.
+Exit status: 0, 2 for a bad request, 3 when this Python cannot import torch.
 It runs only its own probes: no user code is executed.
 """
 import argparse
@@ -103,6 +104,7 @@ def main(argv):
         import torch
     except ImportError as e:
         fail(f"{sys.executable} cannot import torch ({e})", 3)
+    from oomlint import probe_twins
     from oomlint.probe_network import DTYPES, check_layers
     from oomlint.probe_twins import TWINS as MLP_TWINS
     from oomlint.probe_twins_blocks import TWINS as BLOCK_TWINS
@@ -120,21 +122,22 @@ def main(argv):
     if args.which_device:
         print("cuda" if cuda else "cpu")
         return 0
-    if not cuda:
-        fail("the PyTorch twins measure on a CUDA GPU only (PyTorch counts no CPU allocations); "
-             "on the CPU, build oomlint-probe with LibTorch")
     w = workload_of(args, check_layers)
+    probe_twins.DEVICE = "cuda" if cuda else "cpu"
     torch.manual_seed(0)
     # The first GEMM allocates cuBLAS's workspace, which must not count against a probe.
-    a = torch.randn(256, 256, device="cuda", dtype=DTYPES[w["dtype"]], requires_grad=True)
+    a = torch.randn(256, 256, device=probe_twins.DEVICE, dtype=DTYPES[w["dtype"]], requires_grad=True)
     (a @ a).float().sum().backward()
     del a
     probes = []
     for code in args.codes or list(twins):
         probes.append(run_twin(code, twins[code], w))
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-    doc = {"provenance": {"device": f"cuda:0 ({torch.cuda.get_device_name(0)}), PyTorch {torch.__version__} twins",
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+    device = (f"cuda:0 ({torch.cuda.get_device_name(0)}), PyTorch {torch.__version__} twins" if cuda
+              else f"cpu (PyTorch {torch.__version__} twins, the profiler's allocation events)")
+    doc = {"provenance": {"device": device,
                           "torch": torch.__version__, "driver": driver_version(),
                           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                           "command": " ".join([sys.executable, os.path.abspath(__file__)] + argv)},

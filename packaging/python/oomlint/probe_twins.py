@@ -20,11 +20,18 @@ def slope(ys):
     return sum((i - mx) * (y - my) for i, y in enumerate(ys)) / sum((i - mx) ** 2 for i in range(n))
 
 
+# Where the twins run: "cuda" (torch.cuda's allocator statistics) or "cpu" (the CPU allocator's
+# allocations and frees, as the profiler records them). probe.py sets it.
+DEVICE = "cuda"
+
+
 def measure(step, steps, reset=None):
     """The LibTorch probe's protocol: the bytes held before a warm-up step are the baseline, the
     peak is reset after it, then `steps` steps, each synchronised and sampled."""
     if reset:
         reset()
+    if DEVICE != "cuda":
+        return measure_cpu(step, steps)
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     base = torch.cuda.memory_allocated()
@@ -42,8 +49,48 @@ def measure(step, steps, reset=None):
             "growth_bytes_per_step": slope(allocated), "ms_per_step": ms, "allocated_per_step": allocated}
 
 
+def _ns(event, name):
+    """An event's time in ns, whichever the PyTorch version names (start_ns / start_us)."""
+    return getattr(event, f"{name}_ns")() if hasattr(event, f"{name}_ns") else getattr(event, f"{name}_us")() * 1000
+
+
+def measure_cpu(step, steps):
+    """The same protocol on the CPU: PyTorch keeps no statistics of its CPU allocator, so every
+    allocation and free is taken from the profiler's memory events (what oomlint-probe's counting
+    allocator sees), and the live bytes are summed over them in time order."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+    marks = []
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for i in [-1] + list(range(steps)):
+            with record_function(f"oomlint_step_{i}"):
+                step(i)
+    events = prof.profiler.kineto_results.events()
+    # In time order; events of the same instant keep the order they were recorded in.
+    memory = sorted(((_ns(e, "start"), e.nbytes()) for e in events if e.name() == "[memory]"), key=lambda m: m[0])
+    for e in events:
+        if e.name().startswith("oomlint_step_"):
+            marks.append((int(e.name()[len("oomlint_step_"):]), _ns(e, "start") + _ns(e, "duration")))
+    ends = [t for _, t in sorted(marks)]
+    if len(ends) != steps + 1:
+        raise RuntimeError("the profiler did not record every step")
+    live, at = 0, 0
+    while at < len(memory) and memory[at][0] <= ends[0]:  # the warm-up: the baseline is before it
+        live += memory[at][1]
+        at += 1
+    peak, allocated = live, []  # the peak is reset after the warm-up
+    for end in ends[1:]:
+        while at < len(memory) and memory[at][0] <= end:
+            live += memory[at][1]
+            at += 1
+            peak = max(peak, live)
+        allocated.append(live)
+    # No time per step: the profiler's own cost would be in it.
+    return {"peak_bytes": peak, "retained_bytes": allocated[-1] if allocated else live,
+            "growth_bytes_per_step": slope(allocated), "ms_per_step": 0.0, "allocated_per_step": allocated}
+
+
 def mlp(w):
-    return model_of(w, "cuda")
+    return model_of(w, DEVICE)
 
 
 def loss_of(out):
@@ -53,7 +100,7 @@ def loss_of(out):
 def oom101(w):
     model = mlp(w)
     x = x_of(w)
-    state = {"total": torch.zeros((), device="cuda")}
+    state = {"total": torch.zeros((), device=DEVICE)}
 
     def anti(i):
         state["total"] = state["total"] + loss_of(model(x))
@@ -108,7 +155,7 @@ def trained_mlp(w):
 
 
 def x_of(w, rows=None):
-    return input_of(w, "cuda", rows)
+    return input_of(w, DEVICE, rows)
 
 
 def tokens_of(w):
@@ -139,7 +186,7 @@ def oom104(w):
 
     def anti(i):
         zero_grad(params, True)
-        total = torch.zeros((), device="cuda")
+        total = torch.zeros((), device=DEVICE)
         for mb in mbs:
             total = total + loss_of(model(mb))
         total.backward()
@@ -199,10 +246,10 @@ def oom106(w):
 
 
 def oom107(w):
-    cell = nn.Linear(2 * w["width"], w["width"]).to("cuda", DTYPES[w["dtype"]])
+    cell = nn.Linear(2 * w["width"], w["width"]).to(DEVICE, DTYPES[w["dtype"]])
     params = list(cell.parameters())
     x = x_of(w)
-    state = {"h": torch.zeros(w["batch"], w["width"], device="cuda", dtype=x.dtype)}
+    state = {"h": torch.zeros(w["batch"], w["width"], device=DEVICE, dtype=x.dtype)}
 
     def anti(i):
         zero_grad(params, True)
@@ -210,7 +257,7 @@ def oom107(w):
         loss_of(state["h"]).backward(retain_graph=True)
 
     a = measure(anti, w["steps"])
-    state["h"] = torch.zeros(w["batch"], w["width"], device="cuda", dtype=x.dtype)
+    state["h"] = torch.zeros(w["batch"], w["width"], device=DEVICE, dtype=x.dtype)
 
     def fix(i):
         zero_grad(params, True)
@@ -278,7 +325,8 @@ def oom501(w):
 
     def anti(i):
         train_step(model, params, x, True, True)
-        torch.cuda.empty_cache()
+        if DEVICE == "cuda":
+            torch.cuda.empty_cache()
 
     return measure(anti, w["steps"], reset), measure(lambda i: train_step(model, params, x, True, True), w["steps"], reset)
 
@@ -287,10 +335,10 @@ def oom504(w):
     n = w["batch"] * w["width"] * 64
 
     def anti(i):
-        torch.zeros(n).to("cuda")
+        torch.zeros(n).to(DEVICE)
 
     def fix(i):
-        torch.zeros(n, device="cuda")
+        torch.zeros(n, device=DEVICE)
 
     return measure(anti, w["steps"]), measure(fix, w["steps"])
 

@@ -9,6 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from oomlint.probe_network import DTYPES
+from oomlint import probe_twins
 from oomlint.probe_twins import loss_of, measure, tokens_of
 
 
@@ -36,7 +37,7 @@ def oom402(w, with_none=False):
     """Per-op against per-block checkpointing; with_none also measures no checkpointing (the seed
     claim SEED-dense-checkpointing compares per-op checkpointing with that)."""
     dtype = DTYPES[w["dtype"]]
-    layers = [nn.Linear(w["width"], w["width"]).to("cuda", dtype) for _ in range(2 * w["depth"])]
+    layers = [nn.Linear(w["width"], w["width"]).to(probe_twins.DEVICE, dtype) for _ in range(2 * w["depth"])]
     x = tokens_of(w).requires_grad_(True)
 
     def block(b):
@@ -79,8 +80,8 @@ def oom404(w):
     dtype = DTYPES[w["dtype"]]
     up = torch.float64 if dtype == torch.float32 else torch.float32
     b, t, v = w["batch"], w["seq"], w["vocab"]
-    logits = torch.randn(b, t, v, device="cuda", dtype=dtype).requires_grad_(True)
-    target = torch.randint(0, v, (b, t), device="cuda")
+    logits = torch.randn(b, t, v, device=probe_twins.DEVICE, dtype=dtype).requires_grad_(True)
+    target = torch.randint(0, v, (b, t), device=probe_twins.DEVICE)
 
     def anti(i):
         lp = torch.log_softmax(logits.to(up), -1)
@@ -125,8 +126,8 @@ def manual_attention(q, k, v):
 
 
 def oom401(w):
-    block = Block(w).to("cuda", DTYPES[w["dtype"]])
-    x = torch.randn(w["batch"], w["seq"], w["width"], device="cuda", dtype=DTYPES[w["dtype"]])
+    block = Block(w).to(probe_twins.DEVICE, DTYPES[w["dtype"]])
+    x = torch.randn(w["batch"], w["seq"], w["width"], device=probe_twins.DEVICE, dtype=DTYPES[w["dtype"]])
 
     def reset():
         for p in block.parameters():
