@@ -6,7 +6,8 @@ build or two side by side, with ruff's WebAssembly build as the yardstick for a 
                                    [--corpus /usr/lib/python3/dist-packages/torch]
 
 Rows: `--version`; one small file inside this repository (examples/train.py, so its project is
-found and read) and the same file alone in a folder; a warm check of the corpus (cache filled);
+found and read), without the cache and with it warm (pre-commit's case), and the same file alone in
+a folder; a warm check of the corpus (cache filled);
 a cold check (--no-cache); ruff-wasm on the corpus when bench/bench-deps.sh fetched it. The
 commands take turns run by run (A, B, ruff, A, B, ruff ...), so a drift in the machine's speed
 moves them alike; each figure is a median.
@@ -60,6 +61,8 @@ def main():
     rows = [
         ("--version", lambda b, _: [b, "--version"]),
         ("one file in this repository", lambda b, _: [b, "check", "--no-cache", "--isolated", "--exit-zero", "-q", in_repo]),
+        ("one file in this repository, cache warm",
+         lambda b, cache: [b, "check", "--cache-dir", cache, "--isolated", "--exit-zero", "-q", in_repo]),
         ("the same file alone in a folder",
          lambda b, _: [b, "check", "--no-cache", "--isolated", "--exit-zero", "-q", os.path.join(alone, "train.py")]),
         ("warm check of the corpus",
