@@ -62,7 +62,7 @@ rc=0; "$work/venv/bin/oomlint" trace -- "$work/venv/bin/python" fixtures/trace/c
 # twins, which this environment's Python (no torch) cannot run: said so, findings still reported.
 rc=0; env -u OOMLINT_PYTHON -u OOMLINT_PROBE "$work/venv/bin/python" -m oomlint check --isolated --no-cache --verify \
   examples/sized_mlp.py > "$work/verify.txt" 2>&1 || rc=$?
-[[ $rc == 1 ]] && grep -q "its PyTorch twins cannot run: \`$work/venv/bin/python .*/lib/oomlint/python/oomlint/probe.py --which-device\`" "$work/verify.txt" \
+[[ $rc == 1 ]] && grep -q "its PyTorch twins cannot run: \`$work/venv/bin/python .*/lib/oomlint/python/oomlint/probe.py --which-device\` says: .*cannot import torch" "$work/verify.txt" \
   && grep -q "OOM102" "$work/verify.txt" && pass "wheel: check --verify falls back to the probes' PyTorch twins" \
   || { fail "wheel: check --verify without oomlint-probe (rc $rc)"; cat "$work/verify.txt" >&2; }
 

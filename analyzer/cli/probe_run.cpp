@@ -16,13 +16,24 @@ std::string shellQuote(const std::string& s) {
 }
 
 std::string probeDevice(const ProbeCommand& probe, const VerifyOptions& opts) {
-  std::string cmd = probe.shell + " --which-device --device " + shellQuote(opts.device) + " 2>/dev/null";
+  std::string cmd = probe.shell + " --which-device --device " + shellQuote(opts.device) + " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return {};
-  std::array<char, 64> buf{};
-  std::string out = std::fgets(buf.data(), buf.size(), p) ? buf.data() : "";
+  // Warnings a library prints on stderr may come before the answer: any line that is one is it,
+  // else the last line says why there is none.
+  std::array<char, 512> buf{};
+  std::string last;
+  while (std::fgets(buf.data(), buf.size(), p)) {
+    std::string line = buf.data();
+    line = line.substr(0, line.find('\n'));
+    if (line == "cuda" || line == "cpu") {
+      ::pclose(p);
+      return line;
+    }
+    if (!line.empty()) last = line;
+  }
   ::pclose(p);
-  return out.substr(0, out.find('\n'));
+  return last;
 }
 
 nlohmann::json invokeProbe(const ProbeCommand& probe, const VerifyOptions& opts, const std::string& code,

@@ -26,7 +26,8 @@ struct ProbeCommand {
 };
 
 /// The device the probe's `--device` resolves to ("cuda" or "cpu"), asked before anything runs;
-/// "" when the probe could not say (the twins' Python cannot import torch).
+/// else the last line the probe said instead (why it cannot run: the twins' Python cannot import
+/// torch, CUDA was asked for and there is none), "" when it said nothing.
 std::string probeDevice(const ProbeCommand& probe, const VerifyOptions& opts);
 
 /// One probe invocation: `code` on `stated` (written to a temporary file in $TMPDIR, removed

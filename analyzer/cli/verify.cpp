@@ -357,9 +357,10 @@ std::string verifyFindings(std::vector<FileResult>& results, const VerifyOptions
   if (probe.shell.empty())
     return "--verify: oomlint-probe not found (build with LibTorch, or pass --probe PATH / set OOMLINT_PROBE)" + without;
   std::string device = probeDevice(probe, opts);
-  if (probe.twins && device.empty())
-    return "--verify: oomlint-probe not found, and its PyTorch twins cannot run: `" + probe.where +
-           " --which-device` failed (that Python cannot import torch? set OOMLINT_PYTHON to one that can)" + without;
+  if (device != "cuda" && device != "cpu")
+    return "--verify: " + std::string(probe.twins ? "oomlint-probe not found, and its PyTorch twins" : "oomlint-probe") +
+           " cannot run: `" + probe.where + " --which-device` says: " + (device.empty() ? "nothing" : device) +
+           (probe.twins ? " (OOMLINT_PYTHON names the Python to run them)" : "") + without;
   if (probe.twins) std::cerr << "oomlint: --verify: no oomlint-probe; measuring with its PyTorch twins (" << probe.where << ")\n";
   bool cpu = device == "cpu";
   std::string warnings;
