@@ -185,13 +185,21 @@ std::vector<size_t> importedBy(const Project& p, size_t i, const std::vector<Sca
   return out;
 }
 
-/// importedBy for file `i` as it is on disk (a notebook: its cells' code); none when unreadable.
-std::vector<size_t> importedByFile(const Project& p, size_t i) {
+/// The imports of the file at `path` (a notebook: its cells' code), from `cache` while the file
+/// is unchanged, else read and scanned (and kept there); none when it cannot be read.
+std::vector<ScannedImport> importsOf(const std::string& path, ResultCache* cache) {
+  std::vector<ScannedImport> imports;
+  std::string kept;
+  if (cache && cache->lookupScan(path, kept) && decodeImports(kept, imports)) return imports;
   std::string source;
-  if (!readSourceFile(p.file(i), source).empty()) return {};
-  if (isNotebookPath(p.file(i))) source = readNotebook(source).module;
-  return importedBy(p, i, scanImports(source));
+  if (!readSourceFile(path, source).empty()) return {};
+  imports = scanImports(isNotebookPath(path) ? readNotebook(source).module : source);
+  if (cache && encodeImports(imports, kept)) cache->storeScan(path, source, std::move(kept));
+  return imports;
 }
+
+/// importedBy for file `i` as it is on disk (a notebook: its cells' code); none when unreadable.
+std::vector<size_t> importedByFile(const Project& p, size_t i) { return importedBy(p, i, importsOf(p.file(i), nullptr)); }
 
 size_t findRoot(std::vector<size_t>& parent, size_t x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
@@ -267,19 +275,6 @@ bool spells(const std::vector<ScannedImport>& imports, std::string_view stem) {
 /// it spells.
 bool importsRelatively(const std::vector<ScannedImport>& imports) {
   return std::any_of(imports.begin(), imports.end(), [](const ScannedImport& imp) { return imp.name.starts_with('.'); });
-}
-
-/// The imports of the file at `path` (a notebook: its cells' code), from `cache` while the file
-/// is unchanged, else read and scanned (and kept there); none when it cannot be read.
-std::vector<ScannedImport> importsOf(const std::string& path, ResultCache* cache) {
-  std::vector<ScannedImport> imports;
-  std::string kept;
-  if (cache && cache->lookupScan(path, kept) && decodeImports(kept, imports)) return imports;
-  std::string source;
-  if (!readSourceFile(path, source).empty()) return {};
-  imports = scanImports(isNotebookPath(path) ? readNotebook(source).module : source);
-  if (cache && encodeImports(imports, kept)) cache->storeScan(path, source, std::move(kept));
-  return imports;
 }
 
 }  // namespace
