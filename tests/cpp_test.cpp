@@ -303,6 +303,31 @@ TEST(Cpp, AMissingHeaderDoesNotCostTheAnalysis) {
   EXPECT_TRUE(linesWith(r, "OOM000").empty());
 }
 
+TEST(Cpp, EveryMissingHeaderIsRecoveredNotOnlyTheFirst) {
+  // A LibTorch file checked without its project's headers: after the first missing one, Clang
+  // stopped with a fatal error and instantiated no template code, so `losses.push_back(loss)` on a
+  // `std::vector<torch::Tensor>` was gone from the analysis.
+  std::string src = "#include <torch/torch.h>\n"
+                    "#include <vector>\n"
+                    "#include \"data/loader.h\"\n"
+                    "#include \"model/net.h\"\n"
+                    "#include \"util/config.h\"\n"
+                    "std::vector<torch::Tensor> train(torch::nn::Linear& model, torch::optim::SGD& opt, std::vector<torch::Tensor>& xs) {\n"
+                    "  std::vector<torch::Tensor> losses;\n"
+                    "  for (auto& x : xs) {\n"
+                    "    opt.zero_grad();\n"
+                    "    auto loss = model(x).pow(2).mean();\n"
+                    "    loss.backward();\n"
+                    "    opt.step();\n"
+                    "    losses.push_back(loss);\n"  // 13
+                    "  }\n"
+                    "  return losses;\n"
+                    "}\n";
+  FileResult r = checkSource(docPath("three_missing.cpp"), src, everyRule());
+  EXPECT_EQ(std::set<uint32_t>{13}, linesWith(r, "OOM102"));
+  EXPECT_TRUE(linesWith(r, "OOM000").empty());
+}
+
 TEST(Cpp, NamesOfAMissingHeaderAreNoSyntaxError) {
   // `ns::Type value(1, 2);` with `ns` from a header that cannot be found reads as an expression
   // to Clang ("expected ';'"): the echo of the undeclared name, not a syntax error of the file.

@@ -282,9 +282,11 @@ class MissingIncludes : public clang::PPCallbacks {
     if (name.empty() || name.startswith("/") || name.contains("..")) return false;
     if (isStandardLibraryHeader(name)) missingStandard_.push_back(name.str());
     bool torch = name.startswith("torch/") || name.startswith("ATen/") || name.startswith("c10/");
-    std::string path = std::string(kMissingDir) + "/" + name.str();
-    fs_->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(torch ? "#include <torch/torch.h>\n" : ""));
-    recovery.assign(kMissingDir, kMissingDir + std::strlen(kMissingDir));
+    // A folder of its own for each missing header: Clang looked for this one in the folders of the
+    // earlier ones, and its file manager remembers that it was not there.
+    std::string dir = std::string(kMissingDir) + "/" + std::to_string(recovered_++);
+    fs_->addFile(dir + "/" + name.str(), 0, llvm::MemoryBuffer::getMemBufferCopy(torch ? "#include <torch/torch.h>\n" : ""));
+    recovery.assign(dir.begin(), dir.end());
     return true;
   }
 
@@ -293,6 +295,7 @@ class MissingIncludes : public clang::PPCallbacks {
   const clang::SourceManager& sm_;
   std::vector<std::pair<uint32_t, std::string>>& missing_;
   std::vector<std::string>& missingStandard_;
+  uint32_t recovered_ = 0;
 };
 
 class LowerConsumer : public clang::SemaConsumer {
