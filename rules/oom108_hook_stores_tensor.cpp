@@ -178,6 +178,7 @@ class Oom108 final : public Rule {
           if (x.text == t) return true;
         return false;
       }
+      if (x.kind == ExprKind::Attribute && (x.text == "data" || x.text == "shape")) return false;  // no graph
       if (x.kind == ExprKind::Subscript || x.kind == ExprKind::Attribute) {
         e = x.lhs;
       } else if (x.kind == ExprKind::Call && receiverOf(m, e) != kNone && m.canonical(e).empty()) {
