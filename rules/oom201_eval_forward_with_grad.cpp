@@ -140,7 +140,9 @@ class Oom201 final : public Rule {
                                       "tracking, so the forward's activations are kept for a backward that never comes");
     NodeId helperForward = f.helperForward(call);  // the call runs a helper that runs the forward
     finding.withEstimate(gradForwardOf(f, helperForward != kNone ? helperForward : call));
-    if (helperForward != kNone)
+    if (helperForward != kNone && f.sharedByEvalPaths(call))
+      finding.note(m.expr(helperForward).span, "the helper runs the forward here; each evaluation path that calls it is reported at its own call");
+    else if (helperForward != kNone)
       finding.note(m.expr(helperForward).span, "the helper runs the forward here; its other callers do not all evaluate, so the finding is at this call");
     if (opener == Facts::kEvalByName) {
       finding.note(m.functions[fn].nameSpan, ticked(m.functions[fn].name) + " is an evaluation function: named for it, it runs no backward");

@@ -515,11 +515,28 @@ void FactsBuilder::computeEvalContexts() {
     }
     if (!changed) break;
   }
+  // A helper that two or more evaluation paths of this file call, and nothing else: each path is
+  // its own finding, at its own call (`batch_predict` and `predict_single` both call
+  // `self._predict(batch)` after `.eval()`), and the fix goes where each path evaluates.
+  std::unordered_map<uint32_t, uint32_t> evalCalls;
+  for (const auto& [call, at] : sites) {
+    std::span<const uint32_t> targets = f_.callTargets(call);
+    if (at.empty() || f_.isForwardCall(call) || targets.size() != 1) continue;
+    if (f_.gradMode_[m_.expr(call).stmt] != GradMode::Enabled) continue;
+    if (!mapIntoCallee(f_, m_, targets[0], call, at).empty()) ++evalCalls[targets[0]];
+  }
+  auto splitPerPath = [&](uint32_t helper, NodeId opener) {
+    if (opener == Facts::kEvalByName || opener == Facts::kEvalByCaller || m_.stmt(opener).function == helper) return false;
+    auto n = evalCalls.find(helper);
+    return !calledElsewhere[helper] && n != evalCalls.end() && n->second >= 2 && n->second == callSites_[helper].size();
+  };
   // A helper that runs the forward, called on an evaluation path while a training step calls it
   // too: its callers disagree, so its own forward is on no evaluation path, and the call is the
   // forward of this one (`_validate` puts `self.model` in eval and calls `self._step(batch)`,
   // which `fit` also calls before its backward).
+  std::vector<NodeId> moved;  // helper forwards now reported at each path's call
   f_.helperForward_.clear();
+  f_.sharedHelperCalls_.clear();
   for (const auto& [call, at] : sites) {
     std::span<const uint32_t> targets = f_.callTargets(call);
     if (at.empty() || f_.isForwardCall(call) || targets.size() != 1) continue;
@@ -530,12 +547,19 @@ void FactsBuilder::computeEvalContexts() {
     for (NodeId s : f_.fnStmts_[helper]) {
       if (f_.gradMode_[s] == GradMode::Disabled || f_.helperForward_.count(call)) continue;
       for (NodeId c : f_.stmtCalls_[s]) {
-        if (!f_.isForwardCall(c) || f_.evalOpener_.count(c)) continue;
+        if (!f_.isForwardCall(c)) continue;
+        auto known = f_.evalOpener_.find(c);
+        bool split = known != f_.evalOpener_.end() && splitPerPath(helper, known->second);
+        if (known != f_.evalOpener_.end() && !split) continue;
         NodeId op = covers(mapped, forwardReceiverOf(f_, m_, c));
         if (op == kNone) continue;
         f_.evalOpener_[call] = op;
         f_.helperForward_[call] = c;
         attributed[op].push_back(call);
+        if (split) {
+          moved.push_back(c);
+          f_.sharedHelperCalls_.insert(call);
+        }
         break;
       }
     }
@@ -547,6 +571,7 @@ void FactsBuilder::computeEvalContexts() {
     for (NodeId c : it->second) {
       f_.evalOpener_.erase(c);
       f_.helperForward_.erase(c);
+      f_.sharedHelperCalls_.erase(c);
     }
   }
   // Forwards of evaluation functions not already tied to an `.eval()`.
@@ -556,6 +581,8 @@ void FactsBuilder::computeEvalContexts() {
       for (NodeId c : f_.stmtCalls_[s])
         if (f_.isForwardCall(c) && !f_.evalOpener_.count(c)) f_.evalOpener_[c] = Facts::kEvalByName;
   }
+  // A shared helper's forward is reported at its callers' calls, even when its name is one of evaluation.
+  for (NodeId c : moved) f_.evalOpener_.erase(c);
 }
 
 NodeId Facts::evalOpener(NodeId call) const {

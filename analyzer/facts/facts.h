@@ -298,11 +298,15 @@ class Facts {
   NodeId evalOpener(NodeId call) const;
   /// For a call of a helper of this file on an evaluation path (evalOpener gives its opener):
   /// the forward the helper runs on a module the path put in eval mode, when the helper's other
-  /// callers (a training step) keep that forward itself off the path; else kNone.
+  /// callers (a training step) keep that forward itself off the path, or when two or more
+  /// evaluation paths share the helper (sharedByEvalPaths); else kNone.
   NodeId helperForward(NodeId call) const {
     auto it = helperForward_.find(call);
     return it == helperForward_.end() ? kNone : it->second;
   }
+  /// The helper call is one of several evaluation paths' calls of a helper only they call: each
+  /// path's call stands for the forward, the helper's own forward does not.
+  bool sharedByEvalPaths(NodeId call) const { return sharedHelperCalls_.count(call) > 0; }
   /// The statement runs in an evaluation context: some module is in eval mode there, or its
   /// function is an evaluation function.
   bool inEvalContext(NodeId stmt) const;
@@ -552,6 +556,7 @@ class Facts {
   std::unordered_map<NodeId, NodeId> evalOpener_;  // forward call -> opener
   std::unordered_map<NodeId, CallEval> callEval_;  // calls of other modules -> arguments in eval mode
   std::unordered_map<NodeId, NodeId> helperForward_;  // helper call on an evaluation path -> the forward it runs
+  std::unordered_set<NodeId> sharedHelperCalls_;       // those of them that split a shared helper per path
   std::vector<bool> evalStmt_;                     // per stmt: some module is in eval mode here
   std::vector<bool> evalFunction_;
   // values
