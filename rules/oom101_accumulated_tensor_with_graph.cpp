@@ -19,7 +19,7 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags a tensor that carries autograd history (a model output, a loss, or arithmetic on them)
 accumulated into a variable or object that outlives the loop iteration: `total += loss`,
-`total = total + loss`, `meter.update(loss)`, `running[k] += loss`, an exponential moving average
+`total = total + loss`, `total.add_(loss)`, `meter.update(loss)`, `running[k] += loss`, an exponential moving average
 (`avg = 0.98 * avg + 0.02 * loss`, also as `loss if avg is None else ...`).
 
 History also passes through helpers: what a function returns computed from a parameter (`return
@@ -35,7 +35,9 @@ number (of `weight * kl` with both unknown, neither), and the dict or object the
 taken from (`out["loss"]`). Of `loss, rewards = loss_fn(...)` the backward on `loss` proves `loss`
 only: DPO-style losses return detached rewards beside the loss. `meter.update(loss)` is an accumulation when the meter's
 class sums its argument into the instance (`self.sum += val * n`, also through a differentiable
-torch function or a Horovod collective: `self.sum += hvd.allreduce(val)`), whatever it is called, whether
+torch function or a Horovod collective: `self.sum += hvd.allreduce(val)`), unless the
+method rebinds the argument first to something without its history (`val = val.item()`, perhaps
+under an `isinstance` test), whatever it is called, whether
 the class is in this file or another module of the project (inherited methods included); for a
 class outside the project, when the receiver is named for a meter (`update`; `add` of a meter
 torchnet made). A step a training framework runs once per batch (Lightning's `training_step`, a Hugging Face Trainer's `compute_loss`) is an
@@ -128,6 +130,12 @@ class Oom101 final : public Rule {
     const Facts& f = ctx.facts();
     NodeId recv = receiverOf(m, call);
     if (recv == kNone || f.pathKey(recv).empty()) return;
+    std::string_view meth = methodName(m, call);
+    // `total.add_(loss)`: a tensor summed in place (the method is torch's alone).
+    if ((meth == "add_" || meth == "sub_") && m.canonical(call).empty()) {
+      check(ctx, s, recv, recv, positionalArg(m, call, 0), kNone);
+      return;
+    }
     if (Facts::Callee callee = f.calleeOf(call)) {
       for (uint32_t i = callee.bound ? 1 : 0; i < callee.params.size() && i < 32; ++i) {
         if (!(callee.summary->accumulatesParam & (1u << i))) continue;
@@ -140,7 +148,6 @@ class Oom101 final : public Rule {
     }
     // `loss_meter.update(loss)`; `add` only of a meter torchnet made (`tnt.meter.AverageValueMeter()`):
     // a class of unseen code named Meter may add anything.
-    std::string_view meth = methodName(m, call);
     bool torchnet = false;
     std::vector<NodeId> defs;
     f.definitionsOf(recv, defs);

@@ -111,6 +111,33 @@ void FactsBuilder::computeBackwardParams(std::vector<std::pair<NodeId, NodeId>>&
   }
 }
 
+/// The assignments of the name `e` reads that branches of its own path make (`if ...: loss = a(x)
+/// else: loss = b(x)`), back to one made on the path itself. None in another loop, or behind it.
+void FactsBuilder::branchDefinitions(NodeId e, std::vector<NodeId>& out) const {
+  std::vector<NodeId> defs;
+  f_.definitionsOf(e, defs);
+  out.clear();
+  NodeId reader = m_.expr(e).stmt;
+  auto onPath = [&](NodeId s) {  // `s` encloses the reader
+    for (NodeId p = m_.stmt(reader).parent; p != kNone; p = m_.stmt(p).parent)
+      if (p == s) return true;
+    return false;
+  };
+  for (auto it = defs.rbegin(); it != defs.rend(); ++it) {
+    NodeId d = *it;
+    bool branch = false, loop = false;
+    NodeId p = m_.stmt(d).parent;
+    for (; p != kNone && !onPath(p); p = m_.stmt(p).parent) {
+      StmtKind k = m_.stmt(p).kind;
+      if (k == StmtKind::For || k == StmtKind::While || k == StmtKind::FunctionDef || k == StmtKind::ClassDef) loop = true;
+      if (k == StmtKind::If || k == StmtKind::Try) branch = true;
+    }
+    if (loop) return;  // a loop of its own, before this one: what it left may not reach
+    out.push_back(d);
+    if (!branch) return;  // made on the reader's own path: nothing before it reaches
+  }
+}
+
 bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
   std::vector<std::pair<NodeId, NodeId>> subjects;  // (the call that proves, the expression it runs on)
   for (NodeId c = 0; c < m_.exprs.size(); ++c) {
@@ -123,7 +150,7 @@ bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
   for (const auto& [c, subject] : subjects) {
     // Back along the data: the assignment that reaches each root, then what its value was
     // computed from (and, through `out["loss"]` / `out.loss`, the value `out` was assigned).
-    std::vector<NodeId> work;
+    std::vector<NodeId> work, sites;
     // `compute_loss(x).backward()`, `self._backward(self.g_loss(z))`: the call's own result.
     if (subject != kNone && m_.expr(subject).kind == ExprKind::Call && f_.values_[subject].history == Tri::Unknown) {
       proofs[subject] = c;
@@ -135,16 +162,23 @@ bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
       work.pop_back();
       while (m_.expr(e).kind == ExprKind::Attribute || m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
       if (m_.expr(e).kind != ExprKind::Name) continue;
-      NodeId site = f_.useSite_[e];
-      if (site == kNone || m_.stmt(site).kind != StmtKind::Assign) continue;
-      provenTargets_.insert({site, m_.expr(e).text});
-      NodeId v = m_.stmt(site).value;
-      if (v == kNone || f_.values_[v].history == Tri::No) continue;
-      if (f_.values_[v].history == Tri::Unknown) {
-        proofs[v] = c;
-        any = true;
+      // The assignment that reaches it; after branches that assign it differently (`if cfg.tb:
+      // loss = tb_loss(x) else: loss = db_loss(x)`), each one: the backward runs on what any of
+      // them made.
+      sites.clear();
+      if (NodeId site = f_.useSite_[e]; site != kNone) sites.push_back(site);
+      else branchDefinitions(e, sites);
+      for (NodeId site : sites) {
+        if (m_.stmt(site).kind != StmtKind::Assign) continue;
+        provenTargets_.insert({site, m_.expr(e).text});
+        NodeId v = m_.stmt(site).value;
+        if (v == kNone || f_.values_[v].history == Tri::No) continue;
+        if (f_.values_[v].history == Tri::Unknown) {
+          proofs[v] = c;
+          any = true;
+        }
+        subjectRoots(m_, f_.values_, v, work);
       }
-      subjectRoots(m_, f_.values_, v, work);
     }
   }
   return any;

@@ -45,6 +45,7 @@ class FactsBuilder {
   // backward_evidence.cpp (between the values rounds): what backward calls prove. Fills `proofs`
   // (per expression: the call whose evidence gives it history); false when nothing is proven.
   bool collectHistoryEvidence(std::vector<NodeId>& proofs);
+  void branchDefinitions(NodeId nameExpr, std::vector<NodeId>& out) const;
   /// Parameters of each function that a backward runs on (Summary::backwardParams), and the
   /// arguments of calls of such functions, added to `subjects` as (call, argument).
   void computeBackwardParams(std::vector<std::pair<NodeId, NodeId>>& subjects);

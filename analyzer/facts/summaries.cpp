@@ -82,6 +82,20 @@ int elementOfParam(const Module& m, const Facts& f, const Function& fun, uint32_
   return -1;
 }
 
+/// Parameter `p` is rebound before `stmt` to a value its history does not reach (`val =
+/// val.detach().item()`, perhaps under an `isinstance` test): what `stmt` reads of it may carry no
+/// history, and a store of history must be certain.
+bool rebindsWithoutHistory(const Module& m, const Facts& f, const Function& fun, uint32_t fn, NodeId stmt, int p) {
+  std::string_view name = m.params[fun.firstParam + static_cast<uint32_t>(p)].name;
+  for (NodeId s : f.statementsOf(fn)) {
+    const Stmt& st = m.stmt(s);
+    if (st.kind != StmtKind::Assign || st.value == kNone || m.stmt(s).span.begin >= m.stmt(stmt).span.begin) continue;
+    for (NodeId t : items(m, st.targets))
+      if (m.expr(t).kind == ExprKind::Name && m.expr(t).text == name && paramRoot(m, fun, st.value) != p) return true;
+  }
+  return false;
+}
+
 /// The statement's target is state that outlives a call: an attribute of `self` (or an element of
 /// one), or a module-level name the function does not bind itself.
 bool outlivesCall(const Module& m, const Facts& f, uint32_t fn, NodeId target) {
@@ -155,7 +169,7 @@ void FactsBuilder::computeStores() {
       if (!outer) continue;
       int p = paramRoot(m_, fun, value);
       if (p < 0 && m_.expr(value).kind == ExprKind::Name) p = elementOfParam(m_, f_, fun, fn, s, m_.expr(value).text);
-      if (p < 0 || p >= 32) continue;
+      if (p < 0 || p >= 32 || rebindsWithoutHistory(m_, f_, fun, fn, s, p)) continue;
       if (accumulates) sum.accumulatesParam |= 1u << p;
       else if (m_.expr(target).kind == ExprKind::Attribute && st.kind == StmtKind::Assign) sum.assignsParam |= 1u << p;
       else sum.storesParam |= 1u << p;

@@ -800,8 +800,9 @@ class ValueWalker {
           elem.scalarLoss = false;
           if (elems && modeAt(m_.expr(valueExpr).stmt) == GradMode::Disabled) elem.history = Tri::No;
           if (elems && elem.history == Tri::Yes) elem.origin = valueExpr;
-          // What a backward proved of the call holds for every output it unpacks into.
-          if (elems && v.history == Tri::Yes && elem.history == Tri::Unknown) {
+          // What a backward proved of the call holds for the outputs it reached (`loss` of `loss, n,
+          // logs = step(...)` with `loss.backward()`); the others may be detached, or numbers.
+          if (elems && v.history == Tri::Yes && elem.history == Tri::Unknown && b_.provenTargets_.count({site, f_.pathKey(a.value)})) {
             elem.history = Tri::Yes;
             elem.origin = v.origin;
           }
