@@ -85,6 +85,13 @@ bool isPythonPath(const std::string& path) {
   return ends(".py") || ends(".pyi");
 }
 
+bool isTorchCode(const Module& m, const ProjectView* project) {
+  if (m.importsTorch) return true;
+  // A module of a PyTorch program that imports nothing of torch itself: a trainer handed its model,
+  // a hook helper (`module.register_forward_hook(self.save)`). Not one written for another framework.
+  return m.lang == Lang::Python && !m.importsOtherFramework && project && project->program().usesTorch;
+}
+
 std::vector<Finding> runRules(const Module& m, const RuleSelection& selection) {
   CheckOptions opts;
   opts.selection = selection;
@@ -94,7 +101,7 @@ std::vector<Finding> runRules(const Module& m, const RuleSelection& selection) {
 std::vector<Finding> runRules(const Module& m, const CheckOptions& opts) {
   const RuleSelection& selection = opts.selection;
   std::vector<Finding> out;
-  if (!m.importsTorch) {  // not PyTorch code: nothing to say, but its summaries may matter to modules that are
+  if (!isTorchCode(m, opts.project)) {  // nothing to say, but its summaries may matter to modules that are PyTorch code
     if (opts.onFacts) {
       Facts facts(m, opts.project);
       opts.onFacts(m, &facts);
@@ -209,7 +216,7 @@ std::vector<Finding> analyzeModule(const Module& m, const CheckOptions& opts) {
   // per-file-ignores): valid code the parser gets wrong must not block a commit forever.
   if (!m.syntaxIssues.empty() && opts.selection.reportsSyntaxErrors())
     ruleFindings.push_back(engineFinding(kParseErrorCode, m.syntaxIssues.front().span, m.syntaxIssues.front().message));
-  bool wantUnused = opts.selection.enabled(kUnusedNoqaCode) && m.importsTorch;
+  bool wantUnused = opts.selection.enabled(kUnusedNoqaCode) && isTorchCode(m, opts.project);
   if (wantUnused || (opts.respectNoqa && !ruleFindings.empty())) {
     // Directives are parsed once: the same pass finds the unused ones and applies the others.
     Suppressions sup(m);

@@ -43,6 +43,7 @@ struct ProgramFacts {
                                  // sets CUDA_VISIBLE_DEVICES
   bool usesGradScaler = false;   // some file makes or uses a GradScaler (or an AMP optimizer owning one)
   bool mentionsCuda = false;     // some file is written for a GPU (Facts::mentionsCuda)
+  bool usesTorch = false;        // some other file imports a torch-family package
 };
 
 class ProjectView {

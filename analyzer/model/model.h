@@ -182,6 +182,7 @@ struct Module {
   /// Local name -> dotted module path it was imported as (`F` -> `torch.nn.functional`).
   std::unordered_map<std::string_view, std::string> imports;
   bool importsTorch = false;      // any torch-family import: rules stay silent otherwise
+  bool importsOtherFramework = false;  // TensorFlow, JAX, MXNet...: never PyTorch code by its program alone
   bool truncatedDepth = false;    // nesting beyond the lowering limit was left opaque
   std::vector<SyntaxIssue> syntaxIssues;
 

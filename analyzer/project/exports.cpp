@@ -63,7 +63,7 @@ uint64_t FileExports::hash() const {
     for (const std::string& k : c.evalKeywords) h = mix(h, k);
   }
   return mix(h, static_cast<uint64_t>(bindsDevice) | static_cast<uint64_t>(usesGradScaler) << 1 |
-                    static_cast<uint64_t>(mentionsCuda) << 2);
+                    static_cast<uint64_t>(mentionsCuda) << 2 | static_cast<uint64_t>(importsTorch) << 3);
 }
 
 FileExports exportsOf(const Module& m, const Facts* facts, const std::function<bool(std::string_view)>& mayBeProject) {
@@ -158,6 +158,7 @@ FileExports exportsOf(const Module& m, const Facts* facts, const std::function<b
   out.bindsDevice = facts->bindsDevice();
   out.usesGradScaler = facts->usesGradScaler();
   out.mentionsCuda = facts->mentionsCuda();
+  out.importsTorch = m.importsTorch;
   return out;
 }
 

@@ -46,6 +46,7 @@ struct FileExports {
   std::vector<ExportedClass> classes;
   std::vector<ExportedCall> calls;
   bool bindsDevice = false, usesGradScaler = false, mentionsCuda = false;
+  bool importsTorch = false;  // the module's own torch-family import (ProgramFacts::usesTorch)
   /// A fingerprint of everything above: a file whose exports did not change needs no importer re-read.
   uint64_t hash() const;
 };

@@ -240,12 +240,55 @@ void Project::link() {
   std::vector<ProgramFacts> mine(n);
   for (size_t i = 0; i < n; ++i) mine[i] = own(i);
   programs_ = propagate(reverse, propagate(edges, std::move(mine)));
+  markTorchPrograms(edges, reverse);
   // A function every other module calls as a plain function would be called (grad on, nothing in
   // eval mode, off any training path) learns nothing from them.
   std::erase_if(callers_, [](const auto& kv) {
     const CallerContext& c = kv.second;
     return c.grad == static_cast<uint8_t>(GradMode::Enabled) && !c.evalPositional && c.evalKeywords.empty() && !c.onTrainingPath;
   });
+}
+
+namespace {
+
+/// Two distinct modules at most, of those that import torch in a program: enough to tell whether
+/// one other than a given module is among them.
+struct TwoModules {
+  size_t a = SIZE_MAX, b = SIZE_MAX;
+  bool add(size_t x) {
+    if (x == SIZE_MAX || x == a || x == b) return false;
+    if (a == SIZE_MAX) a = x;
+    else if (b == SIZE_MAX) b = x;
+    else return false;
+    return true;
+  }
+  bool holdsOtherThan(size_t i) const { return (a != SIZE_MAX && a != i) || (b != SIZE_MAX && b != i); }
+};
+
+}  // namespace
+
+void Project::markTorchPrograms(const std::vector<std::vector<size_t>>& edges, const std::vector<std::vector<size_t>>& reverse) {
+  // A module of a program that another module imports torch in is PyTorch code without an import
+  // of its own (engine.cpp). Its own import does not count: in the editor, the exports an open
+  // document had before its `import torch` line was deleted would still say so.
+  size_t n = exports_.size();
+  std::vector<TwoModules> torch(n);
+  for (size_t i = 0; i < n; ++i)
+    if (exports_[i].importsTorch) torch[i].add(i);
+  auto propagate = [&](const std::vector<std::vector<size_t>>& graph) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j : graph[i]) {
+          TwoModules from = torch[j];
+          changed |= torch[i].add(from.a);
+          changed |= torch[i].add(from.b);
+        }
+    }
+  };
+  propagate(edges);
+  propagate(reverse);
+  for (size_t i = 0; i < n; ++i) programs_[i].usesTorch = torch[i].holdsOtherThan(i);
 }
 
 // ------------------------------------------------------------------ the view of one file
@@ -281,7 +324,7 @@ FileView::Answer FileView::callersAnswer(std::string_view qualified) const {
 uint64_t FileView::programAnswer() const {
   const ProgramFacts& pf = p_.programs_[file_];
   uint64_t bits = static_cast<uint64_t>(pf.bindsDevice) | static_cast<uint64_t>(pf.usesGradScaler) << 1 |
-                  static_cast<uint64_t>(pf.mentionsCuda) << 2;
+                  static_cast<uint64_t>(pf.mentionsCuda) << 2 | static_cast<uint64_t>(pf.usesTorch) << 3;
   return bits ? mix(4, bits) | 1 : 0;
 }
 

@@ -85,6 +85,8 @@ class Project {
 
  private:
   friend class FileView;
+  /// ProgramFacts::usesTorch of every file, from the import graph both ways.
+  void markTorchPrograms(const std::vector<std::vector<size_t>>& edges, const std::vector<std::vector<size_t>>& reverse);
   struct ClassState {
     ImportedClass info;
     bool informative = false;  // module, accumulator, or a method with a summary

@@ -109,7 +109,9 @@ std::string encode(const CachedModule& c) {
     joinTo(out, k.evalKeywords);
     put(out, "\n");
   }
-  put(out, "P\t", static_cast<int>(e.bindsDevice) | static_cast<int>(e.usesGradScaler) << 1 | static_cast<int>(e.mentionsCuda) << 2, "\n");
+  put(out, "P\t", static_cast<int>(e.bindsDevice) | static_cast<int>(e.usesGradScaler) << 1 | static_cast<int>(e.mentionsCuda) << 2 |
+                       static_cast<int>(e.importsTorch) << 3,
+      "\n");
   for (const std::string& q : c.questions.functions) put(out, "Qf\t", q, "\n");
   for (const std::string& q : c.questions.classes) put(out, "Qc\t", q, "\n");
   for (const std::string& q : c.questions.callers) put(out, "Qk\t", q, "\n");
@@ -180,6 +182,7 @@ bool decode(std::string_view text, CachedModule& out) {
       e.bindsDevice = bits & 1;
       e.usesGradScaler = bits & 2;
       e.mentionsCuda = bits & 4;
+      e.importsTorch = bits & 8;
     } else if (tag == "Qf" && f.size() == 2) {
       out.questions.functions.emplace_back(f[1]);
     } else if (tag == "Qc" && f.size() == 2) {

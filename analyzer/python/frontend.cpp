@@ -742,6 +742,11 @@ class Lowerer {
         "transformers", "accelerate", "timm", "deepspeed", "fairscale", "torchmetrics", "apex", "diffusers"};
     for (std::string_view t : kTorchFamily)
       if (root == t) m_.importsTorch = true;
+    static constexpr std::array<std::string_view, 14> kOtherFrameworks = {
+        "tensorflow", "keras", "tf_keras", "jax", "flax", "haiku", "optax", "mxnet", "paddle", "mindspore", "oneflow",
+        "chainer", "theano", "mlx"};
+    for (std::string_view t : kOtherFrameworks)
+      if (root == t) m_.importsOtherFramework = true;
   }
 
   // ---------------------------------------------------------------- expressions

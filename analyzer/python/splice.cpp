@@ -107,6 +107,7 @@ void splice(Module& m, const Module& f, uint32_t byteOffset, uint32_t lineOffset
 void addModuleWide(Module& m, const Module& f) {
   for (const auto& [name, dotted] : f.imports) m.imports[name] = dotted;  // a later import rebinds
   m.importsTorch |= f.importsTorch;
+  m.importsOtherFramework |= f.importsOtherFramework;
   m.truncatedDepth |= f.truncatedDepth;
 }
 
