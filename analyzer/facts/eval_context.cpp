@@ -413,10 +413,12 @@ void FactsBuilder::computeEvalContexts() {
   for (uint32_t fn = 1; fn < nf; ++fn)
     if (m_.functions[fn].cls >= 0 && (f_.summaries_[fn].events & event::kUpdate))
       trainsItself[static_cast<size_t>(m_.functions[fn].cls)] = true;
+  std::vector<bool> layerMethod(nf, false);
+  for (uint32_t fn = 1; fn < nf; ++fn)
+    layerMethod[fn] = moduleMethod[fn] && !trainsItself[static_cast<size_t>(m_.functions[fn].cls)];
   for (uint32_t fn = 1; fn < nf; ++fn) {
     const Function& f = m_.functions[fn];
-    bool layerMethod = moduleMethod[fn] && !trainsItself[static_cast<size_t>(f.cls)];
-    if (f.isLambda || isTestFunction(m_, fn) || layerMethod) continue;
+    if (f.isLambda || isTestFunction(m_, fn) || layerMethod[fn]) continue;
     if (!names::looksLikeEvalFunction(f.name)) continue;
     const Summary& sum = f_.summaries_[fn];
     if ((sum.events & event::kUpdate) || sum.calledOnTrainingPath) continue;
@@ -476,9 +478,10 @@ void FactsBuilder::computeEvalContexts() {
     std::fill(f_.evalStmt_.begin(), f_.evalStmt_.end(), false);
     EvalWalker walker(f_, m_, sites, training, attributed, f_.evalStmt_, f_.evalOpener_, f_.callEval_);
     for (uint32_t fn = 0; fn < nf; ++fn) {
-      // A module's own methods are its API: their callers choose the grad mode, so they are no
-      // evaluation entry points (`def inference(self, x): self.eval(); return self(x)`).
-      if (m_.functions[fn].isLambda || isTestFunction(m_, fn) || moduleMethod[fn]) continue;
+      // A layer's own methods are its API: their callers choose the grad mode, so they are no
+      // evaluation entry points (`def inference(self, x): self.eval(); return self(x)`). A driver's
+      // (a class with a `forward` whose `train_step` backpropagates) are.
+      if (m_.functions[fn].isLambda || isTestFunction(m_, fn) || layerMethod[fn]) continue;
       EvalSet set = entry[fn];
       walker.block(m_.functions[fn].body, set, true);
       if (fn == 0) moduleLevel = set;
