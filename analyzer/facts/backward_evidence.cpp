@@ -3,6 +3,8 @@
 // (`loss = rec + kl` proves `kl`'s helper call too). A function whose parameter is what its
 // backward runs on (`def _backward(self, loss, opt): loss.backward()`) proves its callers'
 // argument the same way, through the summaries, in this file and from other modules.
+#include <map>
+
 #include "facts/builder.h"
 
 namespace oomlint {
@@ -112,7 +114,9 @@ void FactsBuilder::computeBackwardParams(std::vector<std::pair<NodeId, NodeId>>&
 }
 
 /// The assignments of the name `e` reads that branches of its own path make (`if ...: loss = a(x)
-/// else: loss = b(x)`), back to one made on the path itself. None in another loop, or behind it.
+/// else: loss = b(x)`), back to one made on the path itself; none in another loop, or behind it.
+/// Then the sums into the name after that one (`loss += criterion(seq, y)` in a loop that ends
+/// before the reader).
 void FactsBuilder::branchDefinitions(NodeId e, std::vector<NodeId>& out) const {
   std::vector<NodeId> defs;
   f_.definitionsOf(e, defs);
@@ -123,18 +127,50 @@ void FactsBuilder::branchDefinitions(NodeId e, std::vector<NodeId>& out) const {
       if (p == s) return true;
     return false;
   };
+  uint32_t from = 0;
   for (auto it = defs.rbegin(); it != defs.rend(); ++it) {
     NodeId d = *it;
     bool branch = false, loop = false;
-    NodeId p = m_.stmt(d).parent;
-    for (; p != kNone && !onPath(p); p = m_.stmt(p).parent) {
+    for (NodeId p = m_.stmt(d).parent; p != kNone && !onPath(p); p = m_.stmt(p).parent) {
       StmtKind k = m_.stmt(p).kind;
       if (k == StmtKind::For || k == StmtKind::While || k == StmtKind::FunctionDef || k == StmtKind::ClassDef) loop = true;
       if (k == StmtKind::If || k == StmtKind::Try) branch = true;
     }
-    if (loop) return;  // a loop of its own, before this one: what it left may not reach
+    if (loop) break;  // a loop of its own, before this one: what it left may not reach
     out.push_back(d);
-    if (!branch) return;  // made on the reader's own path: nothing before it reaches
+    if (!branch) {  // made on the reader's own path: nothing before it reaches
+      from = m_.stmt(d).span.begin;
+      break;
+    }
+  }
+  std::string_view name = m_.expr(e).text;
+  uint32_t to = m_.stmt(reader).span.begin;
+  for (NodeId s : f_.statementsOf(m_.stmt(reader).function)) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind != StmtKind::AugAssign || (st.op != "+=" && st.op != "-=") || st.span.begin <= from || st.span.begin >= to) continue;
+    if (m_.expr(st.target).kind == ExprKind::Name && m_.expr(st.target).text == name) out.push_back(s);
+  }
+}
+
+void FactsBuilder::frameworkBackwardSubjects(std::vector<std::pair<NodeId, NodeId>>& subjects) const {
+  // What a training framework backpropagates after the step: what Lightning's `training_step`
+  // returns (the tensor, or the dict whose "loss" it takes), what a Hugging Face Trainer's
+  // `compute_loss` returns; not when the module optimises by hand (`automatic_optimization =
+  // False`: the framework then ignores the return). The return is its own proof: it is no call.
+  std::vector<bool> manual(m_.classes.size(), false);
+  for (NodeId s = 0; s < m_.stmts.size(); ++s) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind != StmtKind::Assign || st.target == kNone || f_.pathKey(st.target) != "self.automatic_optimization") continue;
+    if (int32_t cls = f_.classOfFunction(st.function); cls >= 0) manual[static_cast<size_t>(cls)] = true;
+  }
+  for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
+    int32_t cls = f_.classOfFunction(fn);
+    if (!(f_.frameworkStep(fn) & loop_role::kTraining) || cls < 0 || manual[static_cast<size_t>(cls)]) continue;
+    for (NodeId s : f_.fnStmts_[fn]) {
+      const Stmt& st = m_.stmt(s);
+      if (st.kind == StmtKind::Return && st.value != kNone && m_.stmt(s).function == fn && f_.gradMode_[s] != GradMode::Disabled)
+        subjects.emplace_back(st.value, st.value);
+    }
   }
 }
 
@@ -145,6 +181,7 @@ bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
     if (f_.gradMode_[m_.expr(c).stmt] == GradMode::Disabled) continue;
     subjects.emplace_back(c, f_.backwardSubject(c));
   }
+  frameworkBackwardSubjects(subjects);
   computeBackwardParams(subjects);
   bool any = false;
   for (const auto& [c, subject] : subjects) {
@@ -166,12 +203,20 @@ bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
       // loss = tb_loss(x) else: loss = db_loss(x)`), each one: the backward runs on what any of
       // them made.
       sites.clear();
-      if (NodeId site = f_.useSite_[e]; site != kNone) sites.push_back(site);
-      else branchDefinitions(e, sites);
+      NodeId reaching = f_.useSite_[e];
+      if (reaching == kNone) branchDefinitions(e, sites);
+      else if (m_.stmt(reaching).kind == StmtKind::AugAssign) f_.definitionsOf(e, sites);  // `loss += aux` after `loss = ce`
+      else sites.push_back(reaching);
       for (NodeId site : sites) {
-        if (m_.stmt(site).kind != StmtKind::Assign) continue;
-        provenTargets_.insert({site, m_.expr(e).text});
-        NodeId v = m_.stmt(site).value;
+        const Stmt& st = m_.stmt(site);
+        bool sum = st.kind == StmtKind::AugAssign && (st.op == "+=" || st.op == "-=");
+        if (st.kind != StmtKind::Assign && !sum) continue;
+        if (st.kind == StmtKind::Assign) {
+          provenTargets_.insert({site, m_.expr(e).text});
+          // Of `log, out = step(x)`, the outputs the backward reached are known in the next round.
+          if (st.target != kNone && m_.expr(st.target).kind == ExprKind::Container) any = true;
+        }
+        NodeId v = st.value;
         if (v == kNone || f_.values_[v].history == Tri::No) continue;
         if (f_.values_[v].history == Tri::Unknown) {
           proofs[v] = c;
@@ -180,6 +225,48 @@ bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
         subjectRoots(m_, f_.values_, v, work);
       }
     }
+  }
+  return sameCalleeEvidence(proofs) || any;
+}
+
+bool FactsBuilder::sameCalleeEvidence(std::vector<NodeId>& proofs) {
+  // The callee as the call spells it, and where the spelling means the same object: the function
+  // for a local name or parameter (`criterion`), the class for an attribute of `self`.
+  auto scopeOf = [&](NodeId call, std::string_view& key) -> int64_t {
+    const Expr& x = m_.expr(call);
+    if (x.kind != ExprKind::Call || x.stmt == kNone || !m_.canonical(call).empty()) return -1;
+    key = f_.pathKey(x.lhs);
+    if (key.empty()) return -1;
+    uint32_t fn = functionOf(x.stmt);
+    if (m_.expr(x.lhs).kind == ExprKind::Name) return fn == 0 ? -1 : static_cast<int64_t>(fn);
+    if (!key.starts_with("self.")) return -1;
+    int32_t cls = f_.classOfFunction(fn);
+    return cls < 0 ? -1 : (int64_t{1} << 40) + cls;
+  };
+  std::map<std::pair<int64_t, std::string_view>, NodeId> proven;
+  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
+    std::string_view key;
+    if (proofs[e] == kNone) continue;
+    if (int64_t scope = scopeOf(e, key); scope >= 0) proven.emplace(std::make_pair(scope, key), proofs[e]);
+  }
+  if (proven.empty()) return false;
+  // `criterion(out, y)` that a training loop's backward proves a loss is one in the evaluation
+  // loop too, where autograd is on and an argument carries history.
+  bool any = false;
+  for (NodeId c = 0; c < m_.exprs.size(); ++c) {
+    std::string_view key;
+    int64_t scope = scopeOf(c, key);
+    if (scope < 0 || proofs[c] != kNone || f_.values_[c].history != Tri::Unknown) continue;
+    if (f_.gradMode_[m_.expr(c).stmt] != GradMode::Enabled) continue;
+    auto it = proven.find({scope, key});
+    if (it == proven.end()) continue;
+    bool historyIn = false;
+    for (const Arg& a : argsOf(m_, m_.expr(c)))
+      if (a.value != kNone && f_.values_[a.value].history == Tri::Yes) historyIn = true;
+    if (!historyIn) continue;
+    proofs[c] = it->second;
+    lossByCallee_.insert(c);
+    any = true;
   }
   return any;
 }

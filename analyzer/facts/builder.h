@@ -3,6 +3,7 @@
 /// pass is a group of member functions in its own file; facts.cpp lists the order.
 
 #include <set>
+#include <unordered_set>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +47,11 @@ class FactsBuilder {
   // (per expression: the call whose evidence gives it history); false when nothing is proven.
   bool collectHistoryEvidence(std::vector<NodeId>& proofs);
   void branchDefinitions(NodeId nameExpr, std::vector<NodeId>& out) const;
+  /// (proof, subject) pairs for what a training framework backpropagates: a training step's return.
+  void frameworkBackwardSubjects(std::vector<std::pair<NodeId, NodeId>>& subjects) const;
+  /// Other calls of a callee a backward proved a loss (same spelling, same function or class),
+  /// with autograd on and an argument that carries history: proven too. True when any is.
+  bool sameCalleeEvidence(std::vector<NodeId>& proofs);
   /// Parameters of each function that a backward runs on (Summary::backwardParams), and the
   /// arguments of calls of such functions, added to `subjects` as (call, argument).
   void computeBackwardParams(std::vector<std::pair<NodeId, NodeId>>& subjects);
@@ -93,6 +99,9 @@ class FactsBuilder {
   /// (assignment, name) pairs a backward's evidence reached: of `loss, n = helper(...)` with
   /// `loss.backward()`, only `loss` is proven.
   std::set<std::pair<NodeId, std::string_view>> provenTargets_;
+  /// Calls proven by sameCalleeEvidence: another call of the same callee was a loss, so this one
+  /// is a loss's output too (summing it adds a loss).
+  std::unordered_set<NodeId> lossByCallee_;
   bool kindsFinal_ = false;
   bool kindsChanged_ = false;  // a putKind of this round changed a path's kind
 

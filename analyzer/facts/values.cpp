@@ -269,10 +269,11 @@ class ValueWalker {
   bool addsLoss_ = false;  // the update being bound adds a loss (addsLoss)
   bool enteredEnabled_ = false;  // walking as if the function were entered with autograd on
 
-  /// An update of `target` by `value` adds a loss: the output of a loss function, or a value a
+  /// An update of `target` by `value` adds a loss: the output of a loss function, a sum of losses
+  /// (`batch_loss += criterion(seq, y)` per sequence, then `epoch_loss += batch_loss`), or a value a
   /// backward of this function runs on (`loss.backward(); total += loss`).
   bool addsLoss(NodeId target, NodeId value, const ValueFact& v) const {
-    if (v.scalarLoss) return true;
+    if (v.scalarLoss || v.accumulated) return true;
     std::string_view self = f_.pathKey(target);
     uint32_t fn = m_.stmt(m_.expr(value).stmt).function;
     bool backwarded = false;
@@ -315,6 +316,7 @@ class ValueWalker {
     if (proof != kNone && out.history == Tri::Unknown) {
       out.history = Tri::Yes;
       out.origin = proof;
+      if (b_.lossByCallee_.count(e)) out.scalarLoss = true;
     }
     f_.values_[e] = out;
     return out;
