@@ -55,7 +55,8 @@ bash editors/vscode/test/e2e.sh "build-dist/dist/oomlint-$version-linux-x64.vsix
 phase "VS Code extension e2e"
 
 # Sanitizers (the probe links an uninstrumented LibTorch, so the sanitized build leaves it out).
-# OOMLINT_SANITIZE builds at -O1 with line tables only (CMakeLists.txt says why).
+# OOMLINT_SANITIZE builds oomlint's code at -Og (OOMLINT_CHECKED_OPT) and the tests' own code at
+# -O0, with line tables only (CMakeLists.txt says why).
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLINT_SANITIZE=ON -DOOMLINT_CPP_FRONTEND=ON -DOOMLINT_RUNTIME_CHECK=OFF >/dev/null
 cmake --build build-asan
 phase "ASan+UBSan build"
