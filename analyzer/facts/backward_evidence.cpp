@@ -143,12 +143,16 @@ void FactsBuilder::branchDefinitions(NodeId e, std::vector<NodeId>& out) const {
       break;
     }
   }
+  // Back from the reader, in source order, to that assignment or 256 statements: a long function
+  // with a backward per block must stay linear.
   std::string_view name = m_.expr(e).text;
   uint32_t to = m_.stmt(reader).span.begin;
-  for (NodeId s : f_.statementsOf(m_.stmt(reader).function)) {
-    const Stmt& st = m_.stmt(s);
-    if (st.kind != StmtKind::AugAssign || (st.op != "+=" && st.op != "-=") || st.span.begin <= from || st.span.begin >= to) continue;
-    if (m_.expr(st.target).kind == ExprKind::Name && m_.expr(st.target).text == name) out.push_back(s);
+  const std::vector<NodeId>& stmts = f_.statementsOf(m_.stmt(reader).function);
+  for (uint32_t i = f_.posInFn_[reader], budget = 256; i-- > 0 && budget-- > 0;) {
+    const Stmt& st = m_.stmt(stmts[i]);
+    if (st.span.begin <= from) break;
+    if (st.kind != StmtKind::AugAssign || (st.op != "+=" && st.op != "-=") || st.span.begin >= to) continue;
+    if (m_.expr(st.target).kind == ExprKind::Name && m_.expr(st.target).text == name) out.push_back(stmts[i]);
   }
 }
 
