@@ -161,19 +161,24 @@ void FactsBuilder::frameworkBackwardSubjects(std::vector<std::pair<NodeId, NodeI
   // returns (the tensor, or the dict whose "loss" it takes), what a Hugging Face Trainer's
   // `compute_loss` returns; not when the module optimises by hand (`automatic_optimization =
   // False`: the framework then ignores the return). The return is its own proof: it is no call.
-  std::vector<bool> manual(m_.classes.size(), false);
-  for (NodeId s = 0; s < m_.stmts.size(); ++s) {
-    const Stmt& st = m_.stmt(s);
-    if (st.kind != StmtKind::Assign || st.target == kNone || f_.pathKey(st.target) != "self.automatic_optimization") continue;
-    if (int32_t cls = f_.classOfFunction(st.function); cls >= 0) manual[static_cast<size_t>(cls)] = true;
-  }
+  auto manual = [&](int32_t cls) {  // a method of the class sets `self.automatic_optimization = False`
+    for (uint32_t g = 1; g < m_.functions.size(); ++g) {
+      if (f_.classOfFunction(g) != cls) continue;
+      for (NodeId s : f_.fnStmts_[g]) {
+        const Stmt& st = m_.stmt(s);
+        if (st.kind == StmtKind::Assign && st.target != kNone && st.value != kNone &&
+            f_.pathKey(st.target) == "self.automatic_optimization" && m_.expr(st.value).text == "False")
+          return true;
+      }
+    }
+    return false;
+  };
   for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
     int32_t cls = f_.classOfFunction(fn);
-    if (!(f_.frameworkStep(fn) & loop_role::kTraining) || cls < 0 || manual[static_cast<size_t>(cls)]) continue;
+    if (!(f_.frameworkStep(fn) & loop_role::kTraining) || cls < 0 || manual(cls)) continue;
     for (NodeId s : f_.fnStmts_[fn]) {
       const Stmt& st = m_.stmt(s);
-      if (st.kind == StmtKind::Return && st.value != kNone && m_.stmt(s).function == fn && f_.gradMode_[s] != GradMode::Disabled)
-        subjects.emplace_back(st.value, st.value);
+      if (st.kind == StmtKind::Return && st.value != kNone && f_.gradMode_[s] != GradMode::Disabled) subjects.emplace_back(st.value, st.value);
     }
   }
 }

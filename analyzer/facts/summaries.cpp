@@ -87,9 +87,10 @@ int elementOfParam(const Module& m, const Facts& f, const Function& fun, uint32_
 /// history, and a store of history must be certain.
 bool rebindsWithoutHistory(const Module& m, const Facts& f, const Function& fun, uint32_t fn, NodeId stmt, int p) {
   std::string_view name = m.params[fun.firstParam + static_cast<uint32_t>(p)].name;
-  for (NodeId s : f.statementsOf(fn)) {
+  for (NodeId s : f.assignmentsOf(fn, name)) {  // the name index: linear in a long function
     const Stmt& st = m.stmt(s);
-    if (st.kind != StmtKind::Assign || st.value == kNone || m.stmt(s).span.begin >= m.stmt(stmt).span.begin) continue;
+    if (m.stmt(s).span.begin >= m.stmt(stmt).span.begin) break;  // in source order
+    if (st.value == kNone) continue;
     for (NodeId t : items(m, st.targets))
       if (m.expr(t).kind == ExprKind::Name && m.expr(t).text == name && paramRoot(m, fun, st.value) != p) return true;
   }
