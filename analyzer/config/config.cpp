@@ -277,6 +277,20 @@ std::shared_ptr<const Config> ConfigResolver::forDirectory(const std::string& di
   return found;
 }
 
+bool ConfigResolver::isConfigFileName(std::string_view name) {
+  return name == "oomlint.toml" || name == ".oomlint.toml" || name == "pyproject.toml";
+}
+
+std::shared_ptr<const Config> ConfigResolver::forListedDirectory(const std::string& dir, bool listingHasConfigFile) {
+  if (fixed_) return fixed_;
+  if (!listingHasConfigFile && dir != "/" && !dir.empty()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto parent = cache_.find(parentDirectory(dir));
+    if (parent != cache_.end()) return cache_[dir] = parent->second;
+  }
+  return forDirectory(dir);
+}
+
 TorchVersion torchFloorOf(std::string_view req) {
   auto isName = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'; };
   size_t i = 0;

@@ -168,11 +168,12 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
       // The folder's own files are seen in its listing (no stat for each): a virtualenv's
       // pyvenv.cfg (below a named folder, the virtualenv is left out) and a .gitignore.
       std::vector<std::pair<std::string, bool>> entries;  // name, isDir
-      bool hasGitignore = false, isVirtualenv = false;
+      bool hasGitignore = false, isVirtualenv = false, hasConfigFile = false;
       while (dirent* e = ::readdir(d)) {
         std::string name = e->d_name;
         if (name == "." || name == "..") continue;
         if (name == ".gitignore") hasGitignore = true;
+        if (ConfigResolver::isConfigFileName(name)) hasConfigFile = true;
         if (name == "pyvenv.cfg" && dir.abs != abs) isVirtualenv = true;
         std::string childAbs = dir.abs == "/" ? "/" + name : dir.abs + "/" + name;
         bool isDir = false, isFile = false;
@@ -195,7 +196,7 @@ WalkResult collectFiles(const std::vector<std::string>& paths, ConfigResolver& r
       }
       ::closedir(d);
       if (isVirtualenv) continue;
-      auto cfg = resolver.forDirectory(dir.abs);
+      auto cfg = resolver.forListedDirectory(dir.abs, hasConfigFile);
       std::shared_ptr<const IgnoreScope> scope = dir.scope;
       if (cfg->respectGitignore && hasGitignore) {
         auto s = std::make_shared<IgnoreScope>();
