@@ -35,6 +35,7 @@
 
 #include "cpp/lower.h"
 #include "cpp/plugin_api.h"
+#include "cpp/standins.h"
 #include "util/path.h"
 
 namespace oomlint::cpp {
@@ -128,6 +129,8 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
   bool pchRejected() const { return pchRejected_; }
   /// The C++ standard library's headers were not found: the parse is too broken to analyse.
   bool noStandardLibrary() const { return noStandardLibrary_; }
+  /// The main file's errors about names nothing declares (Standins reads them).
+  std::vector<UnresolvedName> takeUnresolved() { return std::move(unresolved_); }
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
     clang::DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level >= clang::DiagnosticsEngine::Fatal) {
@@ -170,6 +173,7 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
       if (bundled_ && (t.startswith("use of undeclared") || t.startswith("unknown type name") || t.startswith("no template named") ||
                        t.startswith("no member named") || t.startswith("no type named") || t.contains("undeclared identifier")))
         undeclaredLines_.push_back(line);
+      if (isUnresolvedNameError(std::string_view(t.data(), t.size()))) unresolved_.push_back({t.str(), off});
       return;
     }
     if (!bundled_ && firstError_.message.empty()) firstError_ = issueAt(off, "C++ syntax error: " + t.str());
@@ -252,6 +256,7 @@ class FirstSyntaxError : public clang::DiagnosticConsumer {
   bool noStandardLibrary_ = false;
   std::vector<SyntaxIssue> candidates_;
   std::vector<uint32_t> undeclaredLines_;
+  std::vector<UnresolvedName> unresolved_;
 };
 
 /// A header of the C++ standard library (found on the compiler's paths, never in the project).
@@ -617,8 +622,13 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> bundledFiles() {
 /// One Clang run over `source`: fills `m` (module, syntax issue). False when Clang did not run.
 bool parseOnce(Module& m, const std::string& file, const std::string& directory, std::vector<std::string> flags,
                const std::string& pch, bool bundled, const std::string& flagsOrigin, const std::string& projectRoot, bool& pchRejected,
-               bool& noStandardLibrary) {
+               bool& noStandardLibrary, const std::string& standinHeader, std::vector<UnresolvedName>& unresolved) {
   auto memory = bundledFiles();
+  if (!standinHeader.empty()) {
+    std::string path = std::string(kMissingDir) + "/oomlint-standins.h";
+    memory->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(standinHeader));
+    flags.insert(flags.end(), {"-include", path});
+  }
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
   overlay->pushOverlay(memory);
   if (!pch.empty()) flags.insert(flags.end(), {"-include-pch", pch});
@@ -633,6 +643,7 @@ bool parseOnce(Module& m, const std::string& file, const std::string& directory,
   diagnostics.finish(factory.missing, factory.missingStandard);
   pchRejected = diagnostics.pchRejected();
   noStandardLibrary = diagnostics.noStandardLibrary();
+  unresolved = diagnostics.takeUnresolved();
   return !m.functions.empty();
 }
 
@@ -714,12 +725,29 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
   bool pchRejected = false;
   std::string origin = req.useFixedFlags ? "`--`" : "compile_commands.json";
   bool noStandardLibrary = false;
-  bool ran = parseOnce(*m, file, directory, flags, pch, bundled, origin, req.projectRoot, pchRejected, noStandardLibrary);
+  std::vector<UnresolvedName> unresolved;
+  bool ran = parseOnce(*m, file, directory, flags, pch, bundled, origin, req.projectRoot, pchRejected, noStandardLibrary, "", unresolved);
   if (pchRejected) {
     // Stale (a header changed since) or incompatible: drop it, parse without, rebuild next time.
     llvm::sys::fs::remove(pch);
+    pch.clear();
     m = fresh();
-    ran = parseOnce(*m, file, directory, flags, "", bundled, origin, req.projectRoot, pchRejected, noStandardLibrary);
+    ran = parseOnce(*m, file, directory, flags, "", bundled, origin, req.projectRoot, pchRejected, noStandardLibrary, "", unresolved);
+  }
+  // Names no header of the parse declares (a project header that is not there, an API the
+  // bundled header lacks): parse again with stand-ins for them (cpp/standins.h), at most twice.
+  // The first parse's syntax issues stay the file's: the stand-ins only recover code.
+  Standins standins;
+  for (int again = 0; ran && !noStandardLibrary && again < 2 && standins.learn(unresolved, m->source); ++again) {
+    std::unique_ptr<Module> next = fresh();
+    bool unusedRejected = false, unusedNoStd = false;
+    std::vector<UnresolvedName> more;
+    if (!parseOnce(*next, file, directory, flags, pch, bundled, origin, req.projectRoot, unusedRejected, unusedNoStd, standins.header(), more))
+      break;
+    if (next->stmts.size() + next->exprs.size() < m->stmts.size() + m->exprs.size()) break;  // the stand-ins cost code
+    next->syntaxIssues = std::move(m->syntaxIssues);
+    m = std::move(next);
+    unresolved = std::move(more);
   }
   if (!ran) {
     // Clang could not run (bad flags in compile_commands.json): say so, do not guess.

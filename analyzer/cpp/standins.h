@@ -1,0 +1,57 @@
+#pragma once
+// Stand-ins for what a C++ file names but no header of its parse declares.
+//
+// A LibTorch file checked on its own (bundled mode) or with a header missing names types,
+// functions and namespaces that Clang cannot resolve: `ConvNet model(10);` from "model.h",
+// `for (auto& b : loader)` over a loader declared there, an out-of-line `Trainer::evaluate`.
+// Clang drops each such declaration, and every expression built on it after that: a training
+// loop whose model comes from a project header lowers to nothing. The front end parses such a
+// file a second time with a generated header that declares each unresolved name as a permissive
+// stand-in (a type that converts to anything and has every member the file uses), so the code
+// that uses them is lowered; what the stand-ins return is unknown to the facts, as it should be.
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oomlint::cpp {
+
+/// An error Clang reported in the main file about a name it could not resolve.
+struct UnresolvedName {
+  std::string message;  // Clang's text: "unknown type name 'ConvNet'"
+  uint32_t offset = 0;  // where, in the main file
+};
+
+/// True for the errors that standinHeader can answer (unknown types, templates, identifiers,
+/// members of a namespace, members of a stand-in).
+bool isUnresolvedNameError(std::string_view message);
+
+/// Accumulates the names a file leaves unresolved over successive parses.
+class Standins {
+ public:
+  /// Reads one parse's unresolved-name errors against the file's text. Returns true when they
+  /// named something not already declared (another parse with header() may lower more).
+  bool learn(const std::vector<UnresolvedName>& errors, std::string_view source);
+  /// The header declaring every stand-in learned so far ("" when none).
+  std::string header() const;
+  /// How many names were learned.
+  size_t size() const { return types_.size() + templates_.size() + values_.size() + scopes_.size() + members_.size(); }
+
+ private:
+  struct Scoped {
+    std::string scope, name;
+    auto operator<=>(const Scoped&) const = default;
+  };
+  /// Members written after `.` or `->` anywhere in the file: each becomes a member of the
+  /// stand-in type, so a chain `a.b.c()` resolves in one parse.
+  void scanMembers(std::string_view source);
+
+  std::set<std::string> types_, templates_, values_, scopes_;
+  std::set<Scoped> scopedTypes_, scopedTemplates_, scopedValues_;
+  std::set<std::string> members_, methods_;  // members_: all; methods_: those only ever called
+  bool scanned_ = false;
+};
+
+}  // namespace oomlint::cpp
