@@ -1,4 +1,6 @@
 // OOM105 retain-graph-without-reuse
+#include <set>
+
 #include "rules/common.h"
 #include "rules/estimates.h"
 #include "rules/registry.h"
@@ -28,6 +30,12 @@ Silent when part of the graph comes from before the iteration, since the next ba
 through that part again: a trunk computed outside a loop over task heads, state carried from the
 previous iteration (`out, h = rnn(x, h)`, which is OOM107's finding), a generator's output handed
 to a discriminator step, or a tensor another method kept on `self`.
+
+A later backward in the same iteration counts as reuse only when its graph may share nodes with
+the retained one. Graphs built apart are told by the calls each loss is computed from in the
+iteration: a generator step on a fresh forward after a critic step on a detached fake does not
+need the critic's graph (modules, optimizers and imported names are no graph nodes; a value from
+before the iteration or held on `self` may be any graph, so it counts as shared).
 
 ## Why is this bad?
 `retain_graph=True` tells autograd to keep the graph's saved tensors after the backward. When no
@@ -121,10 +129,18 @@ class Oom105 final : public Rule {
     const Module& m = f.module();
     NodeId s = m.expr(call).stmt;
     bool step = isStep(f, loop);
+    std::set<NodeId> retained;
+    int budget = 256;
+    bool retainedKnown = !step && graphSources(f, f.backwardSubject(call), loop, retained, budget);
     for (const StepEvent& e : f.events(m.stmt(s).function)) {
       if (!(e.kind & (event::kBackward | event::kAutogradGrad)) || (!step && !f.within(e.stmt, loop))) continue;
       bool later = e.stmt == s ? (e.call != call && m.expr(e.call).span.begin > m.expr(call).span.begin) : f.mayPrecede(s, e.stmt);
-      if (later) return true;
+      if (!later) continue;
+      // A later backward over a graph built apart from this one (the generator's step after the
+      // discriminator's, on a fresh forward and a detached fake) does not need it retained.
+      std::set<NodeId> other;
+      if (retainedKnown && graphSources(f, f.backwardSubject(e.call), loop, other, budget) && disjoint(retained, other)) continue;
+      return true;
     }
     if (!step) return false;
     // The loop that calls the step: a backward after the call, in the same iteration.
@@ -138,6 +154,125 @@ class Oom105 final : public Rule {
       if (e.stmt == siteStmt ? m.expr(e.call).span.begin > m.expr(site).span.begin : f.mayPrecede(siteStmt, e.stmt)) return true;
     }
     return false;
+  }
+
+  /// The calls of this iteration whose results a value is built from, followed through the
+  /// iteration's assignments: the nodes of its graph that the iteration made. False when part of
+  /// it may come from elsewhere (bound before the iteration or carried into it, held on an object,
+  /// of unknown history): then it may share any graph. Values without history add nothing.
+  static bool graphSources(const Facts& f, NodeId e, NodeId loop, std::set<NodeId>& out, int& budget) {
+    const Module& m = f.module();
+    if (e == kNone) return false;
+    if (--budget < 0) return false;
+    if (f.value(e).history == Tri::No || holdsNoGraph(f.kindOf(e))) return true;
+    const Expr& x = m.expr(e);
+    switch (x.kind) {
+      case ExprKind::Name: {
+        if (!m.canonical(e).empty()) return true;  // an imported name: `torch`, `Tensor`
+        NodeId b = f.bindingLoop(e);
+        if (b == kBoundAmbiguous || carried(f, e, loop)) return false;
+        if (b == kBoundOutsideLoops || !f.within(b, loop)) return fixedBefore(f, e, 8);
+        std::vector<NodeId> defs;
+        f.definitionsOf(e, defs);
+        if (defs.empty()) return false;
+        for (NodeId d : defs) {
+          const Stmt& st = m.stmt(d);
+          // A batch of a data loop is fresh input: no graph of the iteration's making.
+          if (st.kind == StmtKind::For && (f.loopRole(d) & loop_role::kData)) continue;
+          if (st.kind != StmtKind::Assign || !graphSources(f, st.value, loop, out, budget)) return false;
+        }
+        return true;
+      }
+      case ExprKind::Call: {
+        out.insert(e);
+        // `torch.mean(x)`: the receiver is a module of imports, not a value.
+        NodeId recv = m.canonical(e).empty() ? receiverOf(m, e) : kNone;
+        if (recv != kNone && !graphSources(f, recv, loop, out, budget)) return false;
+        for (const Arg& a : argsOf(m, x))
+          if (!graphSources(f, a.value, loop, out, budget)) return false;
+        return true;
+      }
+      case ExprKind::Attribute:  // `model.fc`, `out.logits`: what its object is made of
+        if (f.kindOf(x.lhs) == Kind::Module) return true;
+        return x.lhs != kNone && !isSelfName(m, x.lhs) && graphSources(f, x.lhs, loop, out, budget);
+      case ExprKind::Subscript:
+        return graphSources(f, x.lhs, loop, out, budget) && (x.rhs == kNone || graphSources(f, x.rhs, loop, out, budget));
+      case ExprKind::BinOp:
+        return graphSources(f, x.lhs, loop, out, budget) && graphSources(f, x.rhs, loop, out, budget);
+      case ExprKind::UnaryOp: return graphSources(f, x.lhs, loop, out, budget);
+      case ExprKind::Container:
+      case ExprKind::Conditional:
+        for (const Arg& a : argsOf(m, x))
+          if (!graphSources(f, a.value, loop, out, budget)) return false;
+        return true;
+      case ExprKind::Number:
+      case ExprKind::String:
+      case ExprKind::Bool:
+      case ExprKind::NoneLit: return true;
+      default: return false;
+    }
+  }
+
+  /// What these kinds denote is no graph node: a module's parameters are leaves that any number
+  /// of graphs share without retaining each other.
+  static bool holdsNoGraph(Kind k) {
+    switch (k) {
+      case Kind::Module:
+      case Kind::ModuleCollection:
+      case Kind::LossFn:
+      case Kind::Optimizer:
+      case Kind::Scheduler:
+      case Kind::Scaler:
+      case Kind::Tokenizer:
+      case Kind::Loader:
+      case Kind::Class:
+      case Kind::Function:
+      case Kind::Device:
+      case Kind::Value: return true;
+      default: return false;
+    }
+  }
+
+  /// A name bound before the iteration to something that is no graph: a literal, an imported
+  /// name or attribute (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`), or a
+  /// choice or collection of those. A parameter or anything computed may be a graph.
+  static bool fixedBefore(const Facts& f, NodeId e, int depth) {
+    const Module& m = f.module();
+    if (e == kNone || depth < 0) return false;
+    const Expr& x = m.expr(e);
+    if (!m.canonical(e).empty()) return x.kind == ExprKind::Name || x.kind == ExprKind::Attribute;
+    switch (x.kind) {
+      case ExprKind::Number:
+      case ExprKind::String:
+      case ExprKind::Bool:
+      case ExprKind::NoneLit: return true;
+      case ExprKind::Name: {
+        std::vector<NodeId> defs;
+        f.definitionsOf(e, defs);
+        if (defs.empty()) return false;
+        for (NodeId d : defs)
+          if (m.stmt(d).kind != StmtKind::Assign || !fixedBefore(f, m.stmt(d).value, depth - 1)) return false;
+        return true;
+      }
+      case ExprKind::Conditional: {  // {body, cond, else}: the test is no part of the value
+        auto parts = argsOf(m, x);
+        size_t i = 0;
+        for (const Arg& a : parts)
+          if (i++ != 1 && !fixedBefore(f, a.value, depth - 1)) return false;
+        return true;
+      }
+      case ExprKind::Container:
+        for (const Arg& a : argsOf(m, x))
+          if (!fixedBefore(f, a.value, depth - 1)) return false;
+        return true;
+      default: return false;
+    }
+  }
+
+  static bool disjoint(const std::set<NodeId>& a, const std::set<NodeId>& b) {
+    for (NodeId x : a)
+      if (b.count(x)) return false;
+    return true;
   }
 
   /// In a step: parameter `name` receives a value with history at the call that runs the step.
@@ -198,6 +333,10 @@ class Oom105 final : public Rule {
   static bool carried(const Facts& f, NodeId name, NodeId loop) {
     const Module& m = f.module();
     NodeId reader = m.expr(name).stmt;
+    // `fake = G(z)` earlier in the same iteration is the only binding that reaches the read: the
+    // later `fake = G(z)` is for the rest of this iteration, not the next one.
+    NodeId site = f.reachingAssignment(name);
+    if (site != kNone && site != reader && f.within(site, loop) && m.stmt(site).span.begin < m.stmt(reader).span.begin) return false;
     for (NodeId a : f.assignmentsOf(m.stmt(reader).function, m.expr(name).text))
       if (f.within(a, loop) && m.stmt(a).span.begin >= m.stmt(reader).span.begin) return true;
     return false;
