@@ -85,11 +85,29 @@ bool isPythonPath(const std::string& path) {
   return ends(".py") || ends(".pyi");
 }
 
+namespace {
+
+/// The module registers hooks on modules (`layer.register_forward_hook(self.save)`): the API of
+/// a PyTorch helper that is handed its model and needs no import of its own.
+bool registersModuleHooks(const Module& m) {
+  for (NodeId e = 0; e < m.exprs.size(); ++e) {
+    if (m.exprs[e].kind != ExprKind::Call) continue;
+    std::string_view meth = methodName(m, e);
+    if (meth == "register_forward_hook" || meth == "register_full_backward_hook" || meth == "register_backward_hook" ||
+        meth == "register_forward_pre_hook" || meth == "register_full_backward_pre_hook")
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool isTorchCode(const Module& m, const ProjectView* project) {
   if (m.importsTorch) return true;
   // A module of a PyTorch program that imports nothing of torch itself: a trainer handed its model,
   // a hook helper (`module.register_forward_hook(self.save)`). Not one written for another framework.
-  return m.lang == Lang::Python && !m.importsOtherFramework && project && project->program().usesTorch;
+  if (m.lang != Lang::Python || m.importsOtherFramework) return false;
+  return (project && project->program().usesTorch) || registersModuleHooks(m);
 }
 
 std::vector<Finding> runRules(const Module& m, const RuleSelection& selection) {
