@@ -37,7 +37,10 @@ class Standins {
   /// The header declaring every stand-in learned so far ("" when none).
   std::string header() const;
   /// How many names were learned.
-  size_t size() const { return types_.size() + templates_.size() + values_.size() + scopes_.size() + members_.size(); }
+  size_t size() const {
+    return types_.size() + templates_.size() + values_.size() + scopes_.size() + scopedTypes_.size() + scopedTemplates_.size() +
+           scopedValues_.size() + members_.size();
+  }
 
  private:
   struct Scoped {
