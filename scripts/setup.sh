@@ -57,6 +57,13 @@ fi
 # npm pack fetches the pinned grammar and the SARIF validator. A machine that already has Node.js
 # (for example from NodeSource, whose nodejs bundles npm) keeps it.
 if ! command -v npm >/dev/null 2>&1; then packages+=(nodejs npm); fi
+# Each phase's wall time, printed at the end (CI's log then lists setup's phases beside test.sh's).
+times=()
+phase_start=$SECONDS
+phase() {
+  times+=("$(printf '%-28s %4d s' "$1" $((SECONDS - phase_start)))")
+  phase_start=$SECONDS
+}
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -82,10 +89,16 @@ if [[ $mode == user ]]; then
   exit 0
 fi
 
+phase "Debian packages"
 bash scripts/fetch-deps.sh
+phase "fetch-deps"
 # The VS Code extension's e2e test: code-server, the Node 24 it needs and playwright-core, from
 # editors/vscode/test/package-lock.json into ~/.cache/oomlint-vscode-e2e (only when the lock changed).
 bash editors/vscode/test/e2e.sh --install
+phase "VS Code e2e install"
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build
+phase "build (normal)"
+echo "setup: phase times"
+printf '  %s\n' "${times[@]}"
