@@ -115,7 +115,8 @@ int checkProject(Project& p, const ProjectCheck& check) {
   check.analysedPerRound.push_back(n - check.fromCache);
   std::vector<std::vector<std::string>> definitions;
   p.useDefinitions(&definitions);
-  inImportOrder(p, check.threads, cached, [&](size_t i) { p.publish(i, analyse(i)); }, &definitions);
+  inImportOrder(p, check.threads, cached, [&](size_t i) { p.publish(i, analyse(i)); }, &definitions,
+                [&](const std::vector<ProgramGuess>& guesses) { p.guessPrograms(guesses); });
   p.useDefinitions(nullptr);
   firstRound = false;
   if (check.fromCache < n) p.link();  // (everything from the cache: linked already)

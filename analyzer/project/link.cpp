@@ -206,89 +206,19 @@ void Project::link() {
     }
   }
 
-  // A program is a module that imports this one (or this one) and everything it imports: main.py's
-  // set_device binds the device for trainer.py's loaders; another script beside it does not.
-  std::vector<std::vector<size_t>> reverse(n);
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j : edges[i]) reverse[j].push_back(i);
-  auto own = [&](size_t i) {
-    ProgramFacts p;
-    p.bindsDevice = exports_[i].bindsDevice;
-    p.usesGradScaler = exports_[i].usesGradScaler;
-    p.mentionsCuda = exports_[i].mentionsCuda;
-    return p;
-  };
-  auto propagate = [&](const std::vector<std::vector<size_t>>& graph, std::vector<ProgramFacts> out) {
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t i = 0; i < n; ++i)
-        for (size_t j : graph[i]) {
-          ProgramFacts& a = out[i];
-          const ProgramFacts& b = out[j];
-          if ((b.bindsDevice && !a.bindsDevice) || (b.usesGradScaler && !a.usesGradScaler) || (b.mentionsCuda && !a.mentionsCuda)) {
-            a.bindsDevice |= b.bindsDevice;
-            a.usesGradScaler |= b.usesGradScaler;
-            a.mentionsCuda |= b.mentionsCuda;
-            changed = true;
-          }
-        }
-    }
-    return out;
-  };
-  // What each module runs (itself and what it imports), then what every program holding it runs:
-  // the union over the modules that import it, directly or not, of what they run.
-  std::vector<ProgramFacts> mine(n);
-  for (size_t i = 0; i < n; ++i) mine[i] = own(i);
-  programs_ = propagate(reverse, propagate(edges, std::move(mine)));
-  markTorchPrograms(edges, reverse);
+  std::vector<ProgramFacts> own(n);
+  std::vector<char> torch(n);
+  for (size_t i = 0; i < n; ++i) {
+    own[i] = {exports_[i].bindsDevice, exports_[i].usesGradScaler, exports_[i].mentionsCuda, false};
+    torch[i] = exports_[i].importsTorch;
+  }
+  computePrograms(edges, std::move(own), torch);
   // A function every other module calls as a plain function would be called (grad on, nothing in
   // eval mode, off any training path) learns nothing from them.
   std::erase_if(callers_, [](const auto& kv) {
     const CallerContext& c = kv.second;
     return c.grad == static_cast<uint8_t>(GradMode::Enabled) && !c.evalPositional && c.evalKeywords.empty() && !c.onTrainingPath;
   });
-}
-
-namespace {
-
-/// Two distinct modules at most, of those that import torch in a program: enough to tell whether
-/// one other than a given module is among them.
-struct TwoModules {
-  size_t a = SIZE_MAX, b = SIZE_MAX;
-  bool add(size_t x) {
-    if (x == SIZE_MAX || x == a || x == b) return false;
-    if (a == SIZE_MAX) a = x;
-    else if (b == SIZE_MAX) b = x;
-    else return false;
-    return true;
-  }
-  bool holdsOtherThan(size_t i) const { return (a != SIZE_MAX && a != i) || (b != SIZE_MAX && b != i); }
-};
-
-}  // namespace
-
-void Project::markTorchPrograms(const std::vector<std::vector<size_t>>& edges, const std::vector<std::vector<size_t>>& reverse) {
-  // A module of a program that another module imports torch in is PyTorch code without an import
-  // of its own (engine.cpp). Its own import does not count: in the editor, the exports an open
-  // document had before its `import torch` line was deleted would still say so.
-  size_t n = exports_.size();
-  std::vector<TwoModules> torch(n);
-  for (size_t i = 0; i < n; ++i)
-    if (exports_[i].importsTorch) torch[i].add(i);
-  auto propagate = [&](const std::vector<std::vector<size_t>>& graph) {
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t i = 0; i < n; ++i)
-        for (size_t j : graph[i]) {
-          TwoModules from = torch[j];
-          changed |= torch[i].add(from.a);
-          changed |= torch[i].add(from.b);
-        }
-    }
-  };
-  propagate(edges);
-  propagate(reverse);
-  for (size_t i = 0; i < n; ++i) programs_[i].usesTorch = torch[i].holdsOtherThan(i);
 }
 
 // ------------------------------------------------------------------ the view of one file

@@ -78,9 +78,10 @@ std::vector<std::vector<size_t>> components(const std::vector<std::vector<size_t
 
 /// The modules each file imports, from a quick look at its import statements.
 std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threads, const std::vector<char>& skip,
-                                                std::vector<std::vector<std::string>>* definitions) {
+                                                std::vector<std::vector<std::string>>* definitions, std::vector<ProgramGuess>* guesses) {
   std::vector<std::vector<size_t>> deps(p.size());
   if (definitions) definitions->assign(p.size(), {});
+  if (guesses) guesses->assign(p.size(), {});
   std::vector<size_t> all;
   for (size_t i = 0; i < p.size(); ++i)
     if (!skip[i]) all.push_back(i);
@@ -88,10 +89,17 @@ std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threa
     std::string source;
     if (!readSourceFile(p.file(i), source).empty()) return;
     if (definitions) (*definitions)[i] = scanDefinitions(source);
+    ProgramGuess* guess = guesses ? &(*guesses)[i] : nullptr;
+    if (guess) {
+      guess->scanned = true;
+      guess->own = guessOwnFacts(source);
+    }
     for (const ScannedImport& imp : scanImports(source)) {
-      if (imp.nested) continue;
+      if (guess && (imp.name == "torch" || imp.name.rfind("torch.", 0) == 0)) guess->importsTorch = true;
       size_t j = p.resolveModule(i, imp.name);
       if (j == SIZE_MAX && !imp.fallback.empty()) j = p.resolveModule(i, imp.fallback);
+      if (guess && j != SIZE_MAX && j != i) guess->imports.push_back(j);  // a program holds nested and package imports too
+      if (imp.nested) continue;
       // `import torch` inside torch: the package's `__init__` imports nearly everything, and what
       // the file uses through it (`torch.nn.functional.relu`) lives in other modules. Ordering on
       // it would make one cycle of the whole package.
@@ -111,8 +119,11 @@ std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threa
 /// order Tarjan's walk closes them (the most deeply imported first): an edge back into the cycle
 /// is the only wait left out, so most modules of a cycle see what they import too.
 void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& skip, const std::function<void(size_t)>& fn,
-                   std::vector<std::vector<std::string>>* definitions) {
-  std::vector<std::vector<size_t>> deps = scannedImports(p, threads, skip, definitions);
+                   std::vector<std::vector<std::string>>* definitions,
+                   const std::function<void(const std::vector<ProgramGuess>&)>& beforeRun) {
+  std::vector<ProgramGuess> guesses;
+  std::vector<std::vector<size_t>> deps = scannedImports(p, threads, skip, definitions, beforeRun ? &guesses : nullptr);
+  if (beforeRun) beforeRun(guesses);
   size_t n = p.size();
   std::vector<size_t> order(n, SIZE_MAX);
   size_t next = 0, todo = 0;

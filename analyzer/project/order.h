@@ -21,8 +21,11 @@ void parallelFor(const std::vector<size_t>& items, unsigned threads, const std::
 /// Runs `fn` on every module not `skip`ped, each once every module it imports (its cycle aside)
 /// has been run; skipped modules count as run already. `definitions`, when given, is filled with
 /// each module's scanDefinitions before the first `fn` runs.
+/// `beforeRun`, when given, gets each module's ProgramGuess (unscanned for skipped ones) once the
+/// imports are read, before the first `fn` runs.
 void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& skip, const std::function<void(size_t)>& fn,
-                   std::vector<std::vector<std::string>>* definitions = nullptr);
+                   std::vector<std::vector<std::string>>* definitions = nullptr,
+                   const std::function<void(const std::vector<ProgramGuess>&)>& beforeRun = {});
 
 /// The modules in parts that no import joins, each a list of indices into `p`'s files in their
 /// order: each part can be analysed alone, one after another, so that memory follows the largest

@@ -22,6 +22,7 @@
 
 #include "facts/project_view.h"
 #include "project/exports.h"
+#include "project/scan.h"
 #include "project/serialize.h"
 
 namespace oomlint::project {
@@ -72,6 +73,11 @@ class Project {
   /// Works out what the exports imply together: class hierarchies, the callers of each function,
   /// each program's facts. Call after setting exports, before making views.
   void link();
+  /// Program facts guessed before the first analysis from each unanalysed file's text (the rest
+  /// from their exports), so that modules analysed before their importers see their programs'
+  /// facts: a right guess saves a second analysis, a wrong one costs what no guess does (link()
+  /// replaces them, and a file whose answer changed is analysed again).
+  void guessPrograms(const std::vector<ProgramGuess>& guesses);
 
   /// What each module's top level defines, from a quick look (scanDefinitions), for modules not
   /// analysed yet; null or an empty list: unknown.
@@ -85,8 +91,9 @@ class Project {
 
  private:
   friend class FileView;
-  /// ProgramFacts::usesTorch of every file, from the import graph both ways.
-  void markTorchPrograms(const std::vector<std::vector<size_t>>& edges, const std::vector<std::vector<size_t>>& reverse);
+  /// Each file's ProgramFacts from the import graph (`edges`: what each file imports), each
+  /// file's own facts and whether it imports torch (programs.cpp).
+  void computePrograms(const std::vector<std::vector<size_t>>& edges, std::vector<ProgramFacts> own, const std::vector<char>& importsTorch);
   struct ClassState {
     ImportedClass info;
     bool informative = false;  // module, accumulator, or a method with a summary

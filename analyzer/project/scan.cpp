@@ -164,4 +164,16 @@ std::vector<std::string> scanDefinitions(std::string_view src) {
   return out;
 }
 
+ProgramFacts guessOwnFacts(std::string_view source) {
+  auto has = [&](std::string_view word) { return source.find(word) != std::string_view::npos; };
+  ProgramFacts f;
+  f.mentionsCuda = has("cuda") || has("accelerator") || has("kCUDA");
+  // A GradScaler is named in imports, definitions and docstrings far more often than made or
+  // used: guessed false (a program that uses one costs its modules a second analysis).
+  f.usesGradScaler = false;
+  f.bindsDevice = has("set_device") || has("CUDA_VISIBLE_DEVICES") || (has("init_process_group") && has("device_id")) ||
+                  has("cuda.device(");
+  return f;
+}
+
 }  // namespace oomlint::project

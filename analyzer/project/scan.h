@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "facts/project_view.h"
+
 namespace oomlint::project {
 
 /// One module an import statement loads: `name`, or when that is not a module, `fallback`
@@ -25,6 +27,19 @@ std::vector<ScannedImport> scanImports(std::string_view source);
 /// did not write.
 bool encodeImports(const std::vector<ScannedImport>& imports, std::string& out);
 bool decodeImports(std::string_view text, std::vector<ScannedImport>& out);
+
+/// What a quick look at an unanalysed module's text says of the facts its programs share
+/// (Project::guessPrograms), and the project modules its imports load.
+struct ProgramGuess {
+  bool scanned = false;
+  ProgramFacts own;           // bindsDevice, usesGradScaler, mentionsCuda as its text suggests
+  bool importsTorch = false;  // an import of torch or a torch submodule
+  std::vector<size_t> imports;
+};
+
+/// The facts a module's text suggests (its words `set_device`, `GradScaler`, `cuda` ...): a
+/// guess at what its analysis will export, wrong only in costing a second analysis.
+ProgramFacts guessOwnFacts(std::string_view source);
 
 /// The names the module's top level defines (`def`, `class`), sorted: what another module may
 /// learn something of from it. (Names it imports or assigns are not among them: an answer that
