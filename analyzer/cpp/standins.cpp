@@ -104,6 +104,16 @@ After whatFollows(const Tokens& t, std::string_view source, size_t offset) {
   return After::Other;
 }
 
+/// Where `name` is written as a whole word from `offset` on, within the statement (the offset
+/// itself when it is not found).
+size_t memberAt(const Tokens& t, std::string_view source, size_t offset, const std::string& name) {
+  for (size_t at = t.next(offset), steps = 0; at < t.size() && steps < 16; at = t.next(t.end(at)), ++steps) {
+    if (t.at(at, t.end(at)) == name) return at;
+    if (source[at] == ';' || source[at] == '{') break;
+  }
+  return offset;
+}
+
 constexpr std::array<std::string_view, 7> kOwnMembers = {"begin", "end", "Any", "BatchType", "ExampleType", "value_type", "element_type"};
 
 }  // namespace
@@ -161,6 +171,8 @@ bool Standins::learn(const std::vector<UnresolvedName>& errors, std::string_view
       if (mem.empty()) mem = quotedAfter(msg, "no member named");
       std::string ns = namespaceOf(msg);
       if (mem.empty() || !isScopePath(ns) || !isPlainName(mem)) continue;  // a class's member: scanMembers
+      // Clang may point at the qualifier (`cxxopts::Options x`): what follows the member decides.
+      after = whatFollows(t, source, memberAt(t, source, e.offset, mem));
       if (after == After::Scope) scopes_.insert(ns + "::" + mem);
       else if (after == After::Angle) scopedTemplates_.insert({ns, mem});
       else if (after == After::Typed) scopedTypes_.insert({ns, mem});
