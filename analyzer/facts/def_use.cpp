@@ -267,8 +267,10 @@ class ExposureWalker {
  public:
   ExposureWalker(const Facts& f, const Module& m, std::string_view path) : f_(f), m_(m), path_(path) {}
 
-  Exposure block(List body) const {
+  Exposure block(List body, uint32_t from = 0) const {
+    uint32_t k = 0;
     for (NodeId s : items(m_, body)) {
+      if (k++ < from) continue;
       Exposure e = statement(s);
       if (e != Exposure::None) return e;
     }
@@ -343,9 +345,25 @@ class ExposureWalker {
 bool Facts::readBeforeWritten(NodeId loop, std::string_view path) const {
   if (loop == kNone || path.empty()) return false;
   const Stmt& l = m_.stmt(loop);
-  ExposureWalker w(*this, m_, path);
   if (l.kind == StmtKind::While && l.value != kNone && mentionsPath(l.value, path)) return true;
-  return w.block(l.body) == Exposure::Read;
+  auto [memo, fresh] = firstMentions_.try_emplace(loop);
+  if (fresh) {
+    uint32_t k = 0;
+    for (NodeId s : items(m_, l.body)) {
+      const Stmt& st = m_.stmt(s);
+      for (NodeId e = st.firstExpr; e < st.endExpr; ++e) {
+        ExprKind kind = m_.expr(e).kind;
+        if (kind != ExprKind::Name && kind != ExprKind::Attribute) continue;
+        std::string_view key = pathKey(e);
+        for (size_t dot = key.find('.'); dot != std::string_view::npos; dot = key.find('.', dot + 1)) memo->second.try_emplace(key.substr(0, dot), k);
+        if (!key.empty()) memo->second.try_emplace(key, k);
+      }
+      ++k;
+    }
+  }
+  auto first = memo->second.find(path);
+  if (first == memo->second.end()) return false;  // the body never mentions it
+  return ExposureWalker(*this, m_, path).block(l.body, first->second) == Exposure::Read;
 }
 
 

@@ -600,6 +600,10 @@ class Facts {
   mutable std::unordered_map<uint32_t, NameIndex> nameIndex_;  // per function, once asked
   mutable std::unique_ptr<std::unordered_map<std::string_view, std::vector<NodeId>>> attributeWriters_;  // once asked
   mutable int64_t distributedEvidence_ = -1;  // distributedWithoutDevice, once asked (-1: not yet)
+  // Per loop, once asked: for each path its body mentions (attribute chains' prefixes too), the
+  // first top-level statement of the body that does. readBeforeWritten starts its walk there, so
+  // asking it for each of a long loop's assignments stays linear.
+  mutable std::unordered_map<NodeId, std::unordered_map<std::string_view, uint32_t>> firstMentions_;
   mutable std::vector<uint8_t> fusedAttention_;  // per function: 0 unknown, 1 no, 2 yes
   /// The paths, and their dotted prefixes, that function `fn`'s backward calls mention (cached).
   const std::unordered_set<std::string_view>& backwardPaths(uint32_t fn) const;
