@@ -114,7 +114,9 @@ size_t memberAt(const Tokens& t, std::string_view source, size_t offset, const s
   return offset;
 }
 
-constexpr std::array<std::string_view, 7> kOwnMembers = {"begin", "end", "Any", "BatchType", "ExampleType", "value_type", "element_type"};
+/// Names after `.` or `->` that are not a member to declare: the stand-in's own, and `operator`
+/// (`x.operator()(...)`), which cannot be declared as a plain member.
+constexpr std::array<std::string_view, 8> kOwnMembers = {"begin", "end", "Any", "BatchType", "ExampleType", "value_type", "element_type", "operator"};
 
 }  // namespace
 
