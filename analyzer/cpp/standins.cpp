@@ -181,12 +181,40 @@ bool Standins::learn(const std::vector<UnresolvedName>& errors, std::string_view
       else scopedValues_.insert({ns, mem});
     }
   }
+  scanScopedNames(source);
   bool learned = size() - members_.size() > before;
   if (learned && !scanned_) {
     scanMembers(source);
     scanned_ = true;
   }
   return learned;
+}
+
+void Standins::scanScopedNames(std::string_view source) {
+  if (scopes_.empty()) return;
+  Tokens t(source);
+  for (size_t at = t.next(0); at < t.size(); at = t.next(t.end(at))) {
+    if (!isIdentStart(source[at]) || (at > 0 && (isIdentChar(source[at - 1]) || source[at - 1] == ':'))) continue;
+    // `ns::a::b`: the longest chain of names joined by `::` that starts here.
+    std::string scope(t.at(at, t.end(at)));
+    if (!scopes_.count(scope)) continue;
+    size_t cur = at;
+    while (true) {
+      size_t colons = t.next(t.end(cur));
+      if (!t.startsWith(colons, "::")) break;
+      size_t name = t.next(colons + 2);
+      if (name >= t.size() || !isIdentStart(source[name])) break;
+      std::string member(t.at(name, t.end(name)));
+      switch (whatFollows(t, source, name)) {
+        case After::Scope: scopes_.insert(scope + "::" + member); break;
+        case After::Angle: scopedTemplates_.insert({scope, member}); break;
+        case After::Typed: scopedTypes_.insert({scope, member}); break;
+        default: scopedValues_.insert({scope, member}); break;
+      }
+      scope += "::" + member;
+      cur = name;
+    }
+  }
 }
 
 std::string Standins::header() const {
@@ -235,14 +263,24 @@ std::string Standins::header() const {
   for (const std::string& n : types_) h += "using " + n + " = ::oomlint_standin::Any;\n";
   for (const std::string& n : templates_)
     if (!types_.count(n)) h += "template <class...> using " + n + " = ::oomlint_standin::Any;\n";
+  // A scope inside a namespace that also names a type there (`ns::Foo x;` and `ns::Foo::bar`)
+  // stays the type.
+  auto scopedType = [&](const std::string& path) {
+    size_t colons = path.rfind("::");
+    if (colons == std::string::npos) return false;
+    Scoped k{path.substr(0, colons), path.substr(colons + 2)};
+    return scopedTypes_.count(k) || scopedTemplates_.count(k);
+  };
   for (const std::string& s : scopes_)
-    if (!types_.count(s) && !templates_.count(s)) h += "namespace " + s + " {}\n";
+    if (!types_.count(s) && !templates_.count(s) && !scopedType(s)) h += "namespace " + s + " {}\n";
   for (const std::string& n : values_)
     if (!types_.count(n) && !templates_.count(n) && !scopes_.count(n)) h += "inline ::oomlint_standin::Any " + n + ";\n";
   for (const Scoped& s : scopedTypes_) h += "namespace " + s.scope + " { using " + s.name + " = ::oomlint_standin::Any; }\n";
   for (const Scoped& s : scopedTemplates_)
-    h += "namespace " + s.scope + " { template <class...> using " + s.name + " = ::oomlint_standin::Any; }\n";
-  for (const Scoped& s : scopedValues_) h += "namespace " + s.scope + " { inline ::oomlint_standin::Any " + s.name + "; }\n";
+    if (!scopedTypes_.count(s)) h += "namespace " + s.scope + " { template <class...> using " + s.name + " = ::oomlint_standin::Any; }\n";
+  for (const Scoped& s : scopedValues_)
+    if (!scopedTypes_.count(s) && !scopedTemplates_.count(s) && !scopes_.count(s.scope + "::" + s.name))
+      h += "namespace " + s.scope + " { inline ::oomlint_standin::Any " + s.name + "; }\n";
   return h;
 }
 

@@ -50,6 +50,9 @@ class Standins {
   /// Members written after `.` or `->` anywhere in the file: each becomes a member of the
   /// stand-in type, so a chain `a.b.c()` resolves in one parse.
   void scanMembers(std::string_view source);
+  /// Every `ns::name` chain the file writes under a namespace learned so far, declared at once
+  /// by what follows each name, so the namespace's members need no parse of their own.
+  void scanScopedNames(std::string_view source);
 
   std::set<std::string> types_, templates_, values_, scopes_;
   std::set<Scoped> scopedTypes_, scopedTemplates_, scopedValues_;
