@@ -256,6 +256,25 @@ EstimatedCost carriedStepOf(const Facts& f, NodeId stmt, NodeId loop, std::strin
               step->basis);
 }
 
+namespace {
+
+/// A statement of the loop zeroes gradients in place by hand: `p.grad.zero_()`,
+/// `p.grad.data.zero_()` (C++ `p.grad().zero_()`).
+bool zeroesGradsByHand(const Facts& f, NodeId loop) {
+  const Module& m = f.module();
+  for (NodeId s : f.statementsWithin(loop))
+    for (NodeId c : f.callsOf(s)) {
+      if (methodName(m, c) != "zero_") continue;
+      NodeId recv = receiverOf(m, c);
+      if (recv == kNone) continue;
+      std::string_view meth = m.expr(recv).kind == ExprKind::Call ? methodName(m, recv) : std::string_view{};
+      if (meth == "grad" || meth == "mutable_grad" || f.pathKey(recv).find("grad") != std::string_view::npos) return true;
+    }
+  return false;
+}
+
+}  // namespace
+
 EstimatedCost createGraphOf(const Facts& f, NodeId backwardCall) {
   const Module& m = f.module();
   auto g = graphBehind(f, f.backwardSubject(backwardCall));
@@ -277,6 +296,8 @@ EstimatedCost createGraphOf(const Facts& f, NodeId backwardCall) {
     else if (flag != kNone && !isTrueLiteral(m, flag)) return {};
     else if (inPlace != Tri::Yes) inPlace = Tri::No;  // PyTorch 2's default: set to None
   }
+  // Zeroed by hand in the loop (`p.grad.zero_()`): in place, and nothing detaches them.
+  if (!zeroes && zeroesGradsByHand(f, loop)) inPlace = Tri::Yes, zeroes = true;
   if (!zeroes && f.clearsGradients()) return {};  // cleared some other way (`p.grad = None`)
   if (!zeroes || inPlace == Tri::Yes)
     return make(bytes, "growth", formula + ", chained to the gradients that are never set to None", g->fwd.basis);

@@ -16,6 +16,11 @@ C++ `backward(gradient, keep_graph, create_graph)`). A flag that is not a litera
 helper that only passes on a parameter defaulting to False leaves the choice to its callers and is
 not flagged.
 
+Silent when every iteration that runs it calls `zero_grad()` on an optimizer or a module (with
+either `set_to_none`) or sets `p.grad = None`: `zero_grad` detaches the gradients it zeroes, or
+drops them, so the cycle is broken each step and no more than one step's graph is kept. A loop that zeroes `.grad` by hand
+(`p.grad.zero_()`) or never clears it is reported.
+
 ## Why is this bad?
 With `create_graph=True` the gradients written into each parameter's `.grad` carry a `grad_fn`
 that refers back to the parameters: parameter -> `.grad` -> `grad_fn` -> parameter. Reference
@@ -72,6 +77,21 @@ bool forwardsCallersChoice(const Module& m, NodeId call) {
   return false;
 }
 
+/// Each iteration that runs the backward calls an optimizer's or a module's `zero_grad()`, which
+/// detaches the gradients it zeroes or sets them to None, with either flag, or sets `.grad` to
+/// None itself: the cycle through `.grad` is broken every step, so what it keeps is one step's
+/// graph, not a leak.
+bool clearedEveryIteration(const Facts& f, NodeId call) {
+  NodeId s = f.module().expr(call).stmt;
+  NodeId iteration = f.enclosingLoop(s);
+  if (iteration == kNone) iteration = f.stepIterationOf(s);
+  if (iteration == kNone) return false;
+  // zero_grad() itself, or `p.grad = None` (an event without a call); not a helper's.
+  for (const StepEvent& ev : f.eventsWithin(iteration))
+    if ((ev.kind & event::kZeroGrad) && (ev.call == kNone || f.isZeroGradCall(ev.call))) return true;
+  return false;
+}
+
 class Oom106 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
@@ -82,6 +102,7 @@ class Oom106 final : public Rule {
     Tri flag = f.flagArg(call, "create_graph");
     if (flag == Tri::No) return;
     if (flag == Tri::Unknown && forwardsCallersChoice(m, call)) return;
+    if (clearedEveryIteration(f, call)) return;
     // `create_graph=self.hess or flag`: the cycle forms whenever the flag is on.
     std::string when = flag == Tri::Yes ? "" : " (when " + ticked(brief(m, keywordArg(m, call, "create_graph"), 30)) + " is true)";
     Finding& finding = ctx.report(kInfo, m.expr(call).span,

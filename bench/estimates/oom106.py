@@ -17,6 +17,9 @@ x = torch.randn(BATCH, WIDTH, device="cuda", dtype=torch.bfloat16)
 target = torch.zeros(BATCH, WIDTH, device="cuda")
 
 for step in range(9):
-    model.zero_grad(set_to_none=False)
+    # Zeroed by hand, as the probe does: in place, without the detach zero_grad() would make.
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad.zero_()
     loss = F.mse_loss(model(x).float(), target)
     loss.backward(create_graph=True)
