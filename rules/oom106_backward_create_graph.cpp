@@ -46,9 +46,8 @@ Display only: switching to `torch.autograd.grad` changes where the gradients liv
 When the file states the model's layers and the input's shape, the message ends with
 `2·(A_fwd + loss)`: the forward's graph (as for OOM101) and the gradient graph the backward builds
 over it, which saves about one gradient per saved activation. It is growth per iteration when the
-loop zeroes gradients in place (`zero_grad(set_to_none=False)`) or never clears them, and what
-`.grad` retains until the next `zero_grad()` when it sets them to None (PyTorch 2's default). When
-the loop clears them some other way (a helper, `p.grad = None`) no estimate is given.
+loop zeroes gradients by hand in place (`p.grad.zero_()`) or never clears them. When a helper
+clears them, no estimate is given.
 Validated against the H200 probe: bench/estimates/ states the probe's workload, and a test holds the
 estimate within 10% of the measurement.
 
