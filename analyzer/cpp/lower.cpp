@@ -1243,8 +1243,9 @@ class Lowerer {
     const auto* callee = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
     const CXXMethodDecl* method = mc->getMethodDecl();
     std::string name = method ? method->getNameAsString() : std::string();
-    // Property-like accessors: C++ `p.grad()` / `x.data()` are Python's `p.grad` / `x.data`.
-    if (callee && mc->getNumArgs() == 0 && (name == "grad" || name == "data") && method &&
+    // Property-like accessors: C++ `p.grad()` / `p.mutable_grad()` / `x.data()` are Python's
+    // `p.grad` / `x.data`.
+    if (callee && mc->getNumArgs() == 0 && (name == "grad" || name == "mutable_grad" || name == "data") && method &&
         canonicalName(method->getParent()->getQualifiedNameAsString()) == "torch.Tensor")
       return lowerMember(callee);
     // `register_module("fc", torch::nn::Linear(...))` returns the module it registers: Python's

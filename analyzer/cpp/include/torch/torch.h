@@ -149,6 +149,7 @@ class Tensor {
   Tensor& detach_();
   Tensor& grad();
   const Tensor& grad() const;
+  Tensor& mutable_grad() const;
   Tensor data() const;
   bool requires_grad() const;
   Tensor& requires_grad_(bool requires_grad = true);
