@@ -283,25 +283,13 @@ EstimatedCost createGraphOf(const Facts& f, NodeId backwardCall) {
   std::string formula = "2·(" + graphFormula(*g) + "): the forward's graph and the gradient graph built over it";
   NodeId loop = f.enclosingLoop(m.expr(backwardCall).stmt);
   if (loop == kNone) return make(bytes, "retained", formula + ", kept through `.grad`", g->fwd.basis);
-  // Gradients zeroed in place keep the chain: each iteration's graphs stay linked to `.grad`.
-  Tri inPlace = Tri::Unknown;
-  bool zeroes = false;
-  for (const StepEvent& ev : f.eventsWithin(loop)) {
-    if (ev.kind != event::kZeroGrad || !f.within(ev.stmt, loop)) continue;
-    if (!f.isZeroGradCall(ev.call)) return {};  // a helper zeroes them: how, it does not say here
-    zeroes = true;
-    NodeId flag = keywordArg(m, ev.call, "set_to_none");
-    if (flag == kNone) flag = positionalArg(m, ev.call, 0);
-    if (isFalseLiteral(m, flag)) inPlace = Tri::Yes;
-    else if (flag != kNone && !isTrueLiteral(m, flag)) return {};
-    else if (inPlace != Tri::Yes) inPlace = Tri::No;  // PyTorch 2's default: set to None
-  }
-  // Zeroed by hand in the loop (`p.grad.zero_()`): in place, and nothing detaches them.
-  if (!zeroes && zeroesGradsByHand(f, loop)) inPlace = Tri::Yes, zeroes = true;
-  if (!zeroes && f.clearsGradients()) return {};  // cleared some other way (`p.grad = None`)
-  if (!zeroes || inPlace == Tri::Yes)
-    return make(bytes, "growth", formula + ", chained to the gradients that are never set to None", g->fwd.basis);
-  return make(bytes, "retained", formula + ", kept through `.grad` until the next `zero_grad()`", g->fwd.basis);
+  // OOM106 is reported in a loop only when no zero_grad() or `p.grad = None` clears the
+  // gradients each iteration: zeroed by hand in place, or never, each step's graph stays chained
+  // to `.grad`. A helper that clears them does not say how: no estimate.
+  for (const StepEvent& ev : f.eventsWithin(loop))
+    if (ev.kind == event::kZeroGrad && f.within(ev.stmt, loop) && ev.call != kNone && !f.isZeroGradCall(ev.call)) return {};
+  if (!zeroesGradsByHand(f, loop) && f.clearsGradients()) return {};  // cleared some other way
+  return make(bytes, "growth", formula + ", chained to the gradients that are never set to None", g->fwd.basis);
 }
 
 namespace {

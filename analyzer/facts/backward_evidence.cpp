@@ -4,6 +4,7 @@
 // backward runs on (`def _backward(self, loss, opt): loss.backward()`) proves its callers'
 // argument the same way, through the summaries, in this file and from other modules.
 #include <map>
+#include <set>
 
 #include "facts/builder.h"
 
@@ -161,21 +162,21 @@ void FactsBuilder::frameworkBackwardSubjects(std::vector<std::pair<NodeId, NodeI
   // returns (the tensor, or the dict whose "loss" it takes), what a Hugging Face Trainer's
   // `compute_loss` returns; not when the module optimises by hand (`automatic_optimization =
   // False`: the framework then ignores the return). The return is its own proof: it is no call.
-  auto manual = [&](int32_t cls) {  // a method of the class sets `self.automatic_optimization = False`
-    for (uint32_t g = 1; g < m_.functions.size(); ++g) {
-      if (f_.classOfFunction(g) != cls) continue;
-      for (NodeId s : f_.fnStmts_[g]) {
-        const Stmt& st = m_.stmt(s);
-        if (st.kind == StmtKind::Assign && st.target != kNone && st.value != kNone &&
-            f_.pathKey(st.target) == "self.automatic_optimization" && m_.expr(st.value).text == "False")
-          return true;
-      }
+  // Classes a method of which sets `self.automatic_optimization = False`.
+  std::set<int32_t> manual;
+  for (uint32_t g = 1; g < m_.functions.size(); ++g) {
+    int32_t cls = f_.classOfFunction(g);
+    if (cls < 0) continue;
+    for (NodeId s : f_.fnStmts_[g]) {
+      const Stmt& st = m_.stmt(s);
+      if (st.kind == StmtKind::Assign && st.target != kNone && isFalseLiteral(m_, st.value) &&
+          f_.pathKey(st.target) == "self.automatic_optimization")
+        manual.insert(cls);
     }
-    return false;
-  };
+  }
   for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
     int32_t cls = f_.classOfFunction(fn);
-    if (!(f_.frameworkStep(fn) & loop_role::kTraining) || cls < 0 || manual(cls)) continue;
+    if (!(f_.frameworkStep(fn) & loop_role::kTraining) || cls < 0 || manual.count(cls)) continue;
     for (NodeId s : f_.fnStmts_[fn]) {
       const Stmt& st = m_.stmt(s);
       if (st.kind == StmtKind::Return && st.value != kNone && f_.gradMode_[s] != GradMode::Disabled) subjects.emplace_back(st.value, st.value);

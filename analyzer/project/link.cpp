@@ -209,7 +209,7 @@ void Project::link() {
   std::vector<ProgramFacts> own(n);
   std::vector<char> torch(n);
   for (size_t i = 0; i < n; ++i) {
-    own[i] = {exports_[i].bindsDevice, exports_[i].usesGradScaler, exports_[i].mentionsCuda, false};
+    own[i] = ownProgramFacts(i);
     torch[i] = exports_[i].importsTorch;
   }
   computePrograms(edges, std::move(own), torch);

@@ -42,6 +42,11 @@ std::vector<ProgramFacts> propagate(const std::vector<std::vector<size_t>>& grap
 
 }  // namespace
 
+ProgramFacts Project::ownProgramFacts(size_t i) const {
+  const FileExports& e = exports_[i];
+  return {e.bindsDevice, e.usesGradScaler, e.mentionsCuda, false};
+}
+
 void Project::computePrograms(const std::vector<std::vector<size_t>>& edges, std::vector<ProgramFacts> own, const std::vector<char>& importsTorch) {
   // A program is a module that imports this one (or this one) and everything it imports: main.py's
   // set_device binds the device for trainer.py's loaders; another script beside it does not.
@@ -89,7 +94,7 @@ void Project::guessPrograms(const std::vector<ProgramGuess>& guesses) {
       continue;
     }
     // Analysed already (its exports came from the cache): what they say.
-    own[i] = {exports_[i].bindsDevice, exports_[i].usesGradScaler, exports_[i].mentionsCuda, false};
+    own[i] = ownProgramFacts(i);
     torch[i] = exports_[i].importsTorch;
     for (const auto& [local, dotted] : exports_[i].imports) {
       size_t j = importedModule(i, dotted);

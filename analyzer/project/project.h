@@ -94,6 +94,8 @@ class Project {
   /// Each file's ProgramFacts from the import graph (`edges`: what each file imports), each
   /// file's own facts and whether it imports torch (programs.cpp).
   void computePrograms(const std::vector<std::vector<size_t>>& edges, std::vector<ProgramFacts> own, const std::vector<char>& importsTorch);
+  /// File `i`'s own facts for its programs, from its exports (ProgramFacts::usesTorch aside).
+  ProgramFacts ownProgramFacts(size_t i) const;
   struct ClassState {
     ImportedClass info;
     bool informative = false;  // module, accumulator, or a method with a summary
