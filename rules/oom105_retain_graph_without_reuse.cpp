@@ -294,6 +294,9 @@ class Oom105 final : public Rule {
   static bool readsOlderGraph(const Facts& f, NodeId e, NodeId loop, int& budget) {
     const Module& m = f.module();
     if (e == kNone || --budget < 0) return false;
+    // `model.forward(x)`: a module (an optimizer, a loss function) is no graph, though its
+    // parameters make what it computes carry history.
+    if (holdsNoGraph(f.kindOf(e))) return false;
     const Expr& x = m.expr(e);
     if (isStep(f, loop)) {
       // A step's parameters come from its caller; what lives on `self` was set by another call.
