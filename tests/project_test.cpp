@@ -299,6 +299,22 @@ TEST(ProjectCheck, ASummaryThatCallersEmptyStillSettles) {
   EXPECT_EQ(run(), std::vector<size_t>{0}) << "a warm run of an unchanged project analyses nothing";
 }
 
+TEST(ProjectCheck, AProgramFactTheFileNeverReadDoesNotAnalyseItAgain) {
+  // helpers.py has no torch import of its own: it reads whether its program uses torch, and
+  // nothing else of the program's facts. train.py names CUDA only in a comment, which the quick
+  // look before the first round takes for a GPU program and the analysis does not. That guess
+  // changing is no reason to analyse helpers.py again; before, any program fact changing was.
+  TempTree t("oomlint_project_program_bits");
+  const fs::path& tmp = t.root;
+  t.write("pyproject.toml", "");
+  t.write("helpers.py", "def mean(xs):\n    return sum(xs) / len(xs)\n");
+  t.write("train.py", "# runs on cuda when there is one\nimport torch\nimport helpers\n\n\ndef step(x):\n    return helpers.mean([x])\n");
+  std::vector<std::string> abs = {(tmp / "helpers.py").string(), (tmp / "train.py").string()};
+  std::string dir = (tmp / ".cache").string();
+  std::vector<size_t> rounds = checkThroughCache(tmp, abs, dir, [](size_t, FileResult&&) {}).perRound;
+  EXPECT_EQ(rounds, std::vector<size_t>{2});
+}
+
 TEST(ProjectScan, ImportsWithParenthesesContinuationsSubmodulesAndNesting) {
   auto scanned = project::scanImports(
       "import os, torch.nn as nn\n"
@@ -345,13 +361,13 @@ TEST(ProjectCache, ExportsAndQuestionsSurviveTheCacheText) {
   };
   checkSource((root / "stats.py").string(), source, opts);
   ASSERT_FALSE(exports.functions.empty());  // RunningStats.add sums its argument
-  project::CachedModule c{exports, {{"stats.RunningStats.add"}, {"stats.RunningStats"}, {"train"}, true}, 42};
+  project::CachedModule c{exports, {{"stats.RunningStats.add"}, {"stats.RunningStats"}, {"train"}, 4 | 8}, 42};
   project::CachedModule back;
   ASSERT_TRUE(project::decode(project::encode(c), back));
   EXPECT_EQ(back.exports.hash(), exports.hash());
   EXPECT_EQ(back.questions.functions, c.questions.functions);
   EXPECT_EQ(back.questions.callers, c.questions.callers);
-  EXPECT_TRUE(back.questions.program);
+  EXPECT_EQ(back.questions.program, 4 | 8);  // which program facts were read
   EXPECT_EQ(back.answered, 42u);
   EXPECT_FALSE(project::decode("F\tbroken\n", back));  // not what encode writes: analysed again
   EXPECT_FALSE(project::decode(project::encode(c).substr(0, 20), back));

@@ -107,7 +107,7 @@ bool isTorchCode(const Module& m, const ProjectView* project) {
   // A module of a PyTorch program that imports nothing of torch itself: a trainer handed its model,
   // a hook helper (`module.register_forward_hook(self.save)`). Not one written for another framework.
   if (m.lang != Lang::Python || m.importsOtherFramework) return false;
-  return (project && project->program().usesTorch) || registersModuleHooks(m);
+  return (project && project->programFact(ProgramFact::UsesTorch)) || registersModuleHooks(m);
 }
 
 std::vector<Finding> runRules(const Module& m, const RuleSelection& selection) {

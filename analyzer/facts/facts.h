@@ -455,11 +455,11 @@ class Facts {
   /// It or another file of its program is (`device = torch.device("cuda")` in main.py makes the
   /// `device` parameter of engine.py's `evaluate(model, loader, device)` a GPU; a tensor's own
   /// `x.device` it does not: isGpuDeviceExpr).
-  bool programMentionsCuda() const { return fileMentionsCuda_ || (project_ && project_->program().mentionsCuda); }
+  bool programMentionsCuda() const { return fileMentionsCuda_ || (project_ && project_->programFact(ProgramFact::MentionsCuda)); }
   /// Another file of the program binds each process to its GPU (`set_device` in main.py).
-  bool programBindsDevice() const { return project_ && project_->program().bindsDevice; }
+  bool programBindsDevice() const { return project_ && project_->programFact(ProgramFact::BindsDevice); }
   /// Another file of the program makes or uses a GradScaler (an AMP optimizer wrapper owning one).
-  bool programUsesGradScaler() const { return project_ && project_->program().usesGradScaler; }
+  bool programUsesGradScaler() const { return project_ && project_->programFact(ProgramFact::UsesGradScaler); }
   /// The statement is in a branch that exists for another PyTorch version or a missing API: a
   /// torch-version or `hasattr` test, or an `except (AttributeError, ImportError, TypeError)`.
   bool versionGated(NodeId stmt) const;

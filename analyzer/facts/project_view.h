@@ -46,6 +46,10 @@ struct ProgramFacts {
   bool usesTorch = false;        // some other file imports a torch-family package
 };
 
+/// One of ProgramFacts' facts, as a bit: a file is analysed again when a fact it read changes,
+/// not when one it never asked for does.
+enum class ProgramFact : uint8_t { BindsDevice = 1, UsesGradScaler = 2, MentionsCuda = 4, UsesTorch = 8 };
+
 class ProjectView {
  public:
   virtual ~ProjectView() = default;
@@ -56,7 +60,8 @@ class ProjectView {
   virtual const ImportedClass* cls(std::string_view dotted) const = 0;
   /// The callers in other files of this file's function `qualified` (`evaluate`, `Trainer.fit`), or null.
   virtual const CallerContext* callers(std::string_view qualified) const = 0;
-  virtual const ProgramFacts& program() const = 0;
+  /// One fact of the programs holding this file.
+  virtual bool programFact(ProgramFact which) const = 0;
 };
 
 }  // namespace oomlint

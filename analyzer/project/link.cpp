@@ -251,11 +251,9 @@ FileView::Answer FileView::callersAnswer(std::string_view qualified) const {
   return {&c->second, mix(mix(3, qualified), callersHash(c->second)) | 1};
 }
 
-uint64_t FileView::programAnswer() const {
+uint8_t FileView::programBits() const {
   const ProgramFacts& pf = p_.programs_[file_];
-  uint64_t bits = static_cast<uint64_t>(pf.bindsDevice) | static_cast<uint64_t>(pf.usesGradScaler) << 1 |
-                  static_cast<uint64_t>(pf.mentionsCuda) << 2 | static_cast<uint64_t>(pf.usesTorch) << 3;
-  return bits ? mix(4, bits) | 1 : 0;
+  return static_cast<uint8_t>((pf.bindsDevice ? 1 : 0) | (pf.usesGradScaler ? 2 : 0) | (pf.mentionsCuda ? 4 : 0) | (pf.usesTorch ? 8 : 0));
 }
 
 const ImportedFunction* FileView::function(std::string_view dotted) const {
@@ -285,13 +283,15 @@ const CallerContext* FileView::callers(std::string_view qualified) const {
   return static_cast<const CallerContext*>(it->second.value);
 }
 
-const ProgramFacts& FileView::program() const {
-  if (!askedProgram_) {
-    std::shared_lock guard(p_.lock_);
-    askedProgram_ = true;
-    programHash_ = programAnswer();
+bool FileView::programFact(ProgramFact which) const {
+  auto bit = static_cast<uint8_t>(which);
+  std::shared_lock guard(p_.lock_);
+  bool value = programBits() & bit;
+  if (!(askedProgram_ & bit)) {
+    askedProgram_ |= bit;
+    programAnswer_ = static_cast<uint8_t>(programAnswer_ | (value ? bit : 0));
   }
-  return p_.programs_[file_];
+  return value;
 }
 
 uint64_t FileView::combine(bool fresh) const {
@@ -302,8 +302,8 @@ uint64_t FileView::combine(bool fresh) const {
     if (uint64_t h = fresh ? classAnswer(dotted).hash : a.hash) parts.push_back(h);
   for (const auto& [name, a] : callers_)
     if (uint64_t h = fresh ? callersAnswer(name).hash : a.hash) parts.push_back(h);
-  if (askedProgram_)
-    if (uint64_t h = fresh ? programAnswer() : programHash_) parts.push_back(h);
+  // Only the facts read: the answer is their values (a fact read as false says nothing).
+  if (uint8_t bits = fresh ? programBits() & askedProgram_ : programAnswer_) parts.push_back(mix(4, bits) | 1);
   if (parts.empty()) return 0;
   std::sort(parts.begin(), parts.end());
   uint64_t h = 0x6f6f6d6c696e74ULL;
@@ -346,7 +346,7 @@ std::string FileView::changedAnswers() const {
     if (classAnswer(dotted).hash != a.hash) out += " C:" + dotted;
   for (const auto& [name, a] : callers_)
     if (callersAnswer(name).hash != a.hash) out += " K:" + name;
-  if (askedProgram_ && programAnswer() != programHash_) out += " P";
+  if ((programBits() & askedProgram_) != programAnswer_) out += " P";
   return out;
 }
 

@@ -165,7 +165,7 @@ class FileView final : public ProjectView {
   const ImportedFunction* function(std::string_view dotted) const override;
   const ImportedClass* cls(std::string_view dotted) const override;
   const CallerContext* callers(std::string_view qualified) const override;
-  const ProgramFacts& program() const override;
+  bool programFact(ProgramFact which) const override;
   /// A hash of every answer the project gives now to the questions asked (0 when none says
   /// anything: the file alone). Differs from answered() exactly when an answer changed.
   uint64_t fingerprint() const;
@@ -191,7 +191,8 @@ class FileView final : public ProjectView {
   Answer classAnswer(std::string_view dotted, bool asking = false) const;
   void noteTooEarly(const Symbol& s) const;
   Answer callersAnswer(std::string_view qualified) const;
-  uint64_t programAnswer() const;
+  /// The program's facts as bits (ProgramFact), all of them.
+  uint8_t programBits() const;
   uint64_t combine(bool fresh) const;
 
   const Project& p_;
@@ -204,8 +205,8 @@ class FileView final : public ProjectView {
   using Memo = std::unordered_map<std::string, Answer, NameHash, std::equal_to<>>;
   // Every question asked so far, with the answer given (memoised: the passes ask the same names often).
   mutable Memo functions_, classes_, callers_;
-  mutable bool askedProgram_ = false;
-  mutable uint64_t programHash_ = 0;
+  mutable uint8_t askedProgram_ = 0;  // the ProgramFact bits read
+  mutable uint8_t programAnswer_ = 0;  // their values when read
   mutable bool tooEarly_ = false;
 };
 

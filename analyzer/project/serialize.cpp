@@ -115,7 +115,7 @@ std::string encode(const CachedModule& c) {
   for (const std::string& q : c.questions.functions) put(out, "Qf\t", q, "\n");
   for (const std::string& q : c.questions.classes) put(out, "Qc\t", q, "\n");
   for (const std::string& q : c.questions.callers) put(out, "Qk\t", q, "\n");
-  if (c.questions.program) put(out, "Qp\n");
+  if (c.questions.program) put(out, "Qp\t", static_cast<int>(c.questions.program), "\n");
   put(out, "U\t", c.answered, "\n");
   return out;
 }
@@ -189,8 +189,10 @@ bool decode(std::string_view text, CachedModule& out) {
       out.questions.classes.emplace_back(f[1]);
     } else if (tag == "Qk" && f.size() == 2) {
       out.questions.callers.emplace_back(f[1]);
-    } else if (tag == "Qp" && f.size() == 1) {
-      out.questions.program = true;
+    } else if (tag == "Qp" && f.size() == 2) {
+      uint64_t bits = 0;
+      if (!number(f[1], bits) || bits == 0 || bits > 15) return false;
+      out.questions.program = static_cast<uint8_t>(bits);
     } else if (tag == "U" && f.size() == 2) {
       if (!number(f[1], out.answered)) return false;
       ended = true;

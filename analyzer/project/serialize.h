@@ -15,7 +15,7 @@ namespace oomlint::project {
 /// The questions one analysis asked (FileView), by kind.
 struct Questions {
   std::vector<std::string> functions, classes, callers;
-  bool program = false;
+  uint8_t program = 0;  // the ProgramFact bits asked
 };
 
 struct CachedModule {
