@@ -31,6 +31,10 @@ returns (its attributes too: `out.logits` of a forward under `no_grad`). A devic
 `self.device`; not a tensor's own `x.device`) is the GPU when the program is written for one: this
 file, a file it imports or a file that imports it names CUDA, as engine.py's `evaluate(model, loader, device)` is
 when main.py builds `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`.
+Where nothing else says, a function that copies the whole collection to the host after the loop
+(`torch.cat(preds).cpu()`) expects device tensors in it: what the loop computed into it counts as
+on the GPU (not the loader's batches themselves, which stay on the host until moved), under
+`no_grad` even when oomlint could not follow how it was computed.
 
 ## Why is this bad?
 Each batch's tensor stays in GPU memory until the loop ends: memory grows linearly over the epoch
@@ -85,6 +89,29 @@ bool fixedLength(const Module& m, NodeId loop) {
   return true;
 }
 
+/// `e` is what the loop iterates, or a part of it (`x, y = batch`, `batch[0]`, `batch["image"]`):
+/// a loader's batch, on the host unless the loop moves it.
+bool loopItem(const Facts& f, NodeId e, NodeId loop, int depth) {
+  const Module& m = f.module();
+  if (e == kNone || depth < 0) return false;
+  const Expr& x = m.expr(e);
+  if (x.kind == ExprKind::Subscript || x.kind == ExprKind::Attribute) return loopItem(f, x.lhs, loop, depth - 1);
+  if (x.kind != ExprKind::Name) return false;
+  std::vector<NodeId> defs;
+  f.definitionsOf(e, defs);
+  if (defs.empty()) {  // bound by the loop itself (`for x, y in loader`), not by an assignment
+    bool target = false;
+    f.forSubtree(m.stmt(loop).target, [&](NodeId t) { target = target || (m.expr(t).kind == ExprKind::Name && m.expr(t).text == x.text); });
+    return target;
+  }
+  for (NodeId d : defs) {
+    if (d == loop) return true;
+    const Stmt& st = m.stmt(d);
+    if (st.kind == StmtKind::Assign && st.value != kNone && loopItem(f, st.value, loop, depth - 1)) return true;
+  }
+  return false;
+}
+
 class Oom103 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
@@ -101,12 +128,24 @@ class Oom103 final : public Rule {
     while (m.expr(root).kind == ExprKind::Call && receiverOf(m, root) != kNone && m.canonical(root).empty()) root = receiverOf(m, root);
     if (m.expr(root).kind == ExprKind::Name && f.flowsToBackward(m.stmt(s).function, m.expr(root).text)) return;
     const ValueFact& v = f.value(st.value);
-    if (v.history != Tri::No || v.device != Tri::Yes) return;
+    // With history, the graph is what grows (OOM102's finding). Under no_grad nothing new records
+    // one, whatever oomlint could not follow.
+    bool historyFree = v.history == Tri::No || (v.history == Tri::Unknown && f.gradMode(s) == GradMode::Disabled);
+    if (!historyFree || v.device == Tri::No) return;
     NodeId loop = storeOutlivesLoop(f, st, false);
     // A framework step's outputs kept on `self` are the framework's documented pattern (cleared at
     // the epoch's end): only data loops the code runs itself are judged.
     if (loop != kNone && m.stmt(loop).kind == StmtKind::FunctionDef) return;
     if (loop == kNone) return;
+    // Where nothing says which device it is on: a value the loop computed (not the loader's
+    // batch itself, which is on the host until moved) into a collection the function copies to
+    // the host afterwards, as one does with device tensors.
+    NodeId hostCopy = kNone;
+    if (v.device != Tri::Yes) {
+      if (m.expr(st.container).kind != ExprKind::Name || loopItem(f, st.value, loop, 4)) return;
+      hostCopy = f.hostCopyAfter(loop, m.expr(st.container).text);
+      if (hostCopy == kNone) return;
+    }
     // A data loop, or a loop that runs an evaluation forward each iteration (over paths, indices).
     if (!(f.loopRole(loop) & (loop_role::kData | loop_role::kEval))) return;
     if (!(f.loopRole(loop) & loop_role::kData) && fixedLength(m, loop)) return;  // `for flip in (False, True)`
@@ -121,6 +160,7 @@ class Oom103 final : public Rule {
     finding.withEstimate(outputOf(f, st.value));
     noteOutside(finding, f, st.container);
     noteLoop(finding, f, loop);
+    if (hostCopy != kNone) finding.note(m.expr(hostCopy).span, "copied to the host only here, after the loop");
     // `acc = torch.cat([acc, v])` mixes devices if only `v` moves: advice only.
     if (st.concat || st.viaMethod) {
       finding.withFix(Applicability::DisplayOnly, "Keep host copies: `.detach().cpu()` (or reduce on the device as you go)");

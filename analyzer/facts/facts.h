@@ -210,6 +210,11 @@ class Facts {
   bool keptStateReachesBackward(uint32_t fn, std::string_view path) const;
   /// `path` is returned (alone or in a tuple) from function `fn`.
   bool isReturned(uint32_t fn, std::string_view path) const;
+  /// The call by which, after `loop`, its function copies what the local collection `name` holds
+  /// to the host (`name.cpu()`, `torch.cat(name).cpu()`, or the `.cpu()` of a name bound from
+  /// `torch.cat(name)`), or kNone. Who copies a collection to the host expects device tensors in
+  /// it: evidence of where what the loop put there lives when nothing else says (host_copies.cpp).
+  NodeId hostCopyAfter(NodeId loop, std::string_view name) const;
   /// On some path through one iteration of `loop`, `path` is read before the body assigns it:
   /// what the previous iteration left in it is used (carried state).
   bool readBeforeWritten(NodeId loop, std::string_view path) const;
