@@ -132,6 +132,13 @@ class Oom103 final : public Rule {
     // one, whatever oomlint could not follow.
     bool historyFree = v.history == Tri::No || (v.history == Tri::Unknown && f.gradMode(s) == GradMode::Disabled);
     if (!historyFree || v.device == Tri::No) return;
+    // Of unknown device, only a collection copied to the host after this store can tell (asked
+    // first: what follows walks the loop).
+    bool unknownDevice = v.device != Tri::Yes;
+    uint32_t fn = m.stmt(s).function;
+    if (unknownDevice && (m.expr(st.container).kind != ExprKind::Name ||
+                          f.hostCopyAfter(fn, m.stmt(s).span.end, m.expr(st.container).text) == kNone))
+      return;
     NodeId loop = storeOutlivesLoop(f, st, false);
     // A framework step's outputs kept on `self` are the framework's documented pattern (cleared at
     // the epoch's end): only data loops the code runs itself are judged.
@@ -141,9 +148,9 @@ class Oom103 final : public Rule {
     // batch itself, which is on the host until moved) into a collection the function copies to
     // the host afterwards, as one does with device tensors.
     NodeId hostCopy = kNone;
-    if (v.device != Tri::Yes) {
-      if (m.expr(st.container).kind != ExprKind::Name || loopItem(f, st.value, loop, 4)) return;
-      hostCopy = f.hostCopyAfter(loop, m.expr(st.container).text);
+    if (unknownDevice) {
+      if (loopItem(f, st.value, loop, 4)) return;
+      hostCopy = f.hostCopyAfter(fn, m.stmt(loop).span.end, m.expr(st.container).text);
       if (hostCopy == kNone) return;
     }
     // A data loop, or a loop that runs an evaluation forward each iteration (over paths, indices).

@@ -210,11 +210,12 @@ class Facts {
   bool keptStateReachesBackward(uint32_t fn, std::string_view path) const;
   /// `path` is returned (alone or in a tuple) from function `fn`.
   bool isReturned(uint32_t fn, std::string_view path) const;
-  /// The call by which, after `loop`, its function copies what the local collection `name` holds
-  /// to the host (`name.cpu()`, `torch.cat(name).cpu()`, or the `.cpu()` of a name bound from
-  /// `torch.cat(name)`), or kNone. Who copies a collection to the host expects device tensors in
-  /// it: evidence of where what the loop put there lives when nothing else says (host_copies.cpp).
-  NodeId hostCopyAfter(NodeId loop, std::string_view name) const;
+  /// The first call of function `fn` after source offset `offset` (the end of a loop) that copies
+  /// what the local collection `name` holds to the host (`name.cpu()`, `torch.cat(name).cpu()`,
+  /// or the `.cpu()` of a name bound from `torch.cat(name)`), or kNone. Who copies a collection
+  /// to the host expects device tensors in it: evidence of where what a loop put there lives when
+  /// nothing else says (host_copies.cpp).
+  NodeId hostCopyAfter(uint32_t fn, uint32_t offset, std::string_view name) const;
   /// On some path through one iteration of `loop`, `path` is read before the body assigns it:
   /// what the previous iteration left in it is used (carried state).
   bool readBeforeWritten(NodeId loop, std::string_view path) const;
@@ -546,6 +547,9 @@ class Facts {
   std::deque<std::string> cppKeyText_;
   std::vector<std::string_view> cppKeys_;
   mutable std::vector<std::string_view> pathKeys_;  // Python attribute chains' keys, once asked
+  /// Per function, once asked: each collection name -> the host copies of it, in source order.
+  const std::unordered_map<std::string_view, std::vector<NodeId>>& hostCopiesIn(uint32_t fn) const;
+  mutable std::unordered_map<uint32_t, std::unordered_map<std::string_view, std::vector<NodeId>>> hostCopies_;
   mutable std::vector<bool> pathDone_;
   // kinds
   std::vector<bool> moduleClass_;

@@ -26,31 +26,41 @@ bool copiesToHost(const Module& m, NodeId e) {
 
 }  // namespace
 
-NodeId Facts::hostCopyAfter(NodeId loop, std::string_view name) const {
-  if (loop == kNone || name.empty() || name.find('.') != std::string_view::npos) return kNone;
-  uint32_t fn = m_.stmt(loop).function;
-  uint32_t loopEnd = m_.stmt(loop).span.end;
-  // `e` holds the collection's tensors: the name itself, what a gathering call or a tensor method
-  // makes of it, or a name bound after the loop from such a value (`feats = torch.cat(feats)`).
-  auto holds = [&](auto&& self, NodeId e, int depth) -> bool {
-    if (e == kNone || depth > 6) return false;
+const std::unordered_map<std::string_view, std::vector<NodeId>>& Facts::hostCopiesIn(uint32_t fn) const {
+  auto [it, fresh] = hostCopies_.try_emplace(fn);
+  if (!fresh) return it->second;
+  auto& copies = it->second;
+  // The collections `e` holds the tensors of: a name, what a gathering call or a tensor method
+  // makes of one, or a name bound (before the copy) from such a value (`feats = torch.cat(feats)`).
+  auto roots = [&](auto&& self, NodeId e, NodeId copy, int depth) -> void {
+    if (e == kNone || depth > 6) return;
     const Expr& x = m_.expr(e);
     if (x.kind == ExprKind::Name) {
-      if (x.text == name) return true;
+      std::vector<NodeId>& at = copies[x.text];
+      if (!at.empty() && at.back() == copy) return;  // reached already through another path
+      at.push_back(copy);
       for (NodeId a : assignmentsOf(fn, x.text))
-        if (m_.stmt(a).span.begin > loopEnd && self(self, m_.stmt(a).value, depth + 1)) return true;
-      return false;
+        if (m_.stmt(a).span.begin < m_.expr(copy).span.begin) self(self, m_.stmt(a).value, copy, depth + 1);
+      return;
     }
-    if (x.kind != ExprKind::Call) return false;
-    if (gathers(m_.canonical(e))) return self(self, positionalArg(m_, e, 0), depth + 1);
+    if (x.kind != ExprKind::Call) return;
+    if (gathers(m_.canonical(e))) return self(self, positionalArg(m_, e, 0), copy, depth + 1);
     NodeId recv = receiverOf(m_, e);
-    return recv != kNone && m_.canonical(e).empty() && self(self, recv, depth + 1);
+    if (recv != kNone && m_.canonical(e).empty()) self(self, recv, copy, depth + 1);
   };
-  for (NodeId s : statementsOf(fn)) {
-    if (m_.stmt(s).span.begin <= loopEnd) continue;
+  for (NodeId s : statementsOf(fn))
     for (NodeId call : callsOf(s))
-      if (copiesToHost(m_, call) && holds(holds, receiverOf(m_, call), 0)) return call;
-  }
+      if (copiesToHost(m_, call)) roots(roots, receiverOf(m_, call), call, 0);
+  return copies;
+}
+
+NodeId Facts::hostCopyAfter(uint32_t fn, uint32_t offset, std::string_view name) const {
+  if (name.empty() || name.find('.') != std::string_view::npos) return kNone;
+  const auto& copies = hostCopiesIn(fn);
+  auto it = copies.find(name);
+  if (it == copies.end()) return kNone;
+  for (NodeId call : it->second)  // in source order
+    if (m_.expr(call).span.begin > offset) return call;
   return kNone;
 }
 
