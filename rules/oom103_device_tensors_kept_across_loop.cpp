@@ -97,13 +97,9 @@ bool loopItem(const Facts& f, NodeId e, NodeId loop, int depth) {
   const Expr& x = m.expr(e);
   if (x.kind == ExprKind::Subscript || x.kind == ExprKind::Attribute) return loopItem(f, x.lhs, loop, depth - 1);
   if (x.kind != ExprKind::Name) return false;
+  if (f.bindingSite(e) == loop) return true;  // bound by the loop itself (`for x, y in loader`)
   std::vector<NodeId> defs;
   f.definitionsOf(e, defs);
-  if (defs.empty()) {  // bound by the loop itself (`for x, y in loader`), not by an assignment
-    bool target = false;
-    f.forSubtree(m.stmt(loop).target, [&](NodeId t) { target = target || (m.expr(t).kind == ExprKind::Name && m.expr(t).text == x.text); });
-    return target;
-  }
   for (NodeId d : defs) {
     if (d == loop) return true;
     const Stmt& st = m.stmt(d);
