@@ -20,7 +20,8 @@ constexpr RuleInfo kInfo{
 Flags outputs, predictions or targets collected across a data loop while they still live on the GPU,
 even when they carry no autograd history (detached, or computed under `torch.no_grad()`):
 `preds.append(out)`, `preds.extend(out)`, `preds += [out]`, `all_logits = torch.cat([all_logits, logits])`.
-A data loop iterates a data loader (or batches), or runs an evaluation forward on every iteration:
+A data loop iterates a data loader (or batches; an instance of a class whose `__iter__` walks a
+loader is one), or runs an evaluation forward on every iteration:
 over files, dataset indices, an iterator drained with `next()`. A loop over a literal handful of
 values (`for flip in (False, True)`) is not one, and a tensor grown with `torch.cat` that the loop
 feeds back into the model (a generation loop's context) is its input, not a collection.

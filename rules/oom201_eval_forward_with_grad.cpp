@@ -48,7 +48,8 @@ made in the helper, for callers elsewhere). Lightning's `validation_step`, `test
 A module's own methods (`inference`, `predict`
 of an `nn.Module`) are not entry points: their callers choose the grad mode, unless the module
 trains itself (a method of its class steps an optimizer or runs a backward), when its evaluation
-methods are evaluations like any other. An `eval()` under a test of what the object is
+methods are evaluations like any other, or the method walks a data loader itself (`def
+validate(self, loader): self.eval(); for x, y in loader: self(x)`). An `eval()` under a test of what the object is
 (`if hasattr(model, "eval"):`, `if isinstance(model, nn.Module):`) holds on both paths: where the
 test fails the object is no module and runs no module's forward. A helper of the file that runs
 the forward, called on an evaluation path while its other callers do not all evaluate (a training

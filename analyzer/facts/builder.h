@@ -34,6 +34,14 @@ class FactsBuilder {
   // frameworks.cpp: classes deriving from a framework's base, and the step methods it runs.
   void findFrameworkSteps();
   void collectKinds();
+  // batch_classes.cpp (each kinds round): classes whose `__iter__` walks a loader, and functions
+  // returning a loader. True when something new was learnt.
+  bool findBatchClasses();
+  bool walksLoader(uint32_t fn) const;
+  // eval_context.cpp: function `fn` loops over a data loader (a module's method that does is a driver).
+  bool iteratesLoader(uint32_t fn) const;
+  /// `self`, a copy of it, or a name only ever bound to those: the method returns its instance.
+  bool returnsOwnInstance(uint32_t fn, NodeId e, int depth) const;
   void collectFreezes();
   // grad_mode.cpp: grad mode at every statement, entry modes joined over call sites.
   void computeGradModes();

@@ -342,6 +342,47 @@ class ExposureWalker {
 
 }  // namespace
 
+namespace {
+
+/// A string literal's contents: the literal as written, less prefix letters and quotes.
+std::string_view literalText(std::string_view t) {
+  size_t open = t.find_first_of("\"'");
+  if (open == std::string_view::npos) return {};
+  t.remove_prefix(open);
+  while (!t.empty() && (t.front() == '"' || t.front() == '\'')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == '"' || t.back() == '\'')) t.remove_suffix(1);
+  return t;
+}
+
+}  // namespace
+
+NodeId Facts::dictEntryOf(NodeId subscript) const {
+  const Expr& x = m_.expr(subscript);
+  if (x.kind != ExprKind::Subscript || x.rhs == kNone || x.stmt == kNone || m_.expr(x.rhs).kind != ExprKind::String) return kNone;
+  const Expr& dict = m_.expr(x.lhs);
+  if (dict.kind != ExprKind::Name) return kNone;
+  // The function that binds the name: a closure reads its enclosing function's dict.
+  uint32_t fn = m_.stmt(x.stmt).function;
+  for (int guard = 0; guard < 16 && assignmentsOf(fn, dict.text).empty(); ++guard) {
+    if (fn == 0) return kNone;
+    fn = m_.functions[fn].parent;
+  }
+  const std::vector<NodeId>& assigns = assignmentsOf(fn, dict.text);
+  if (assigns.size() != 1) return kNone;
+  const Stmt& st = m_.stmt(assigns.front());
+  if (st.kind != StmtKind::Assign || st.targets.count != 1 || m_.expr(st.target).kind != ExprKind::Name || st.value == kNone) return kNone;
+  const Expr& lit = m_.expr(st.value);
+  if (lit.kind != ExprKind::Container || lit.shape != shape::kDict) return kNone;
+  std::string_view key = literalText(m_.expr(x.rhs).text);
+  for (const Arg& a : argsOf(m_, lit)) {
+    const Expr& pair = m_.expr(a.value);
+    if (pair.shape != shape::kPair || pair.argCount != 2) continue;
+    NodeId k = m_.args[pair.firstArg].value;
+    if (m_.expr(k).kind == ExprKind::String && literalText(m_.expr(k).text) == key) return m_.args[pair.firstArg + 1].value;
+  }
+  return kNone;
+}
+
 bool Facts::readBeforeWritten(NodeId loop, std::string_view path) const {
   if (loop == kNone || path.empty()) return false;
   const Stmt& l = m_.stmt(loop);

@@ -402,6 +402,17 @@ EvalSet mapIntoCallee(const Facts& f, const Module& m, uint32_t fn, NodeId call,
 
 }  // namespace
 
+bool FactsBuilder::iteratesLoader(uint32_t fn) const {
+  // A method that walks a data loader itself (`def validate(self, loader)`) drives batches, as an
+  // evaluation function does: it is no layer API whose callers pick the grad mode.
+  for (NodeId s : f_.fnStmts_[fn]) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind == StmtKind::For && st.value != kNone && f_.kindOf(torch_api::unwrapIterable(m_, st.value)) == Kind::Loader)
+      return true;
+  }
+  return false;
+}
+
 void FactsBuilder::computeEvalContexts() {
   size_t nf = m_.functions.size();
   f_.evalFunction_.assign(nf, false);
@@ -415,7 +426,7 @@ void FactsBuilder::computeEvalContexts() {
       trainsItself[static_cast<size_t>(m_.functions[fn].cls)] = true;
   std::vector<bool> layerMethod(nf, false);
   for (uint32_t fn = 1; fn < nf; ++fn)
-    layerMethod[fn] = moduleMethod[fn] && !trainsItself[static_cast<size_t>(m_.functions[fn].cls)];
+    layerMethod[fn] = moduleMethod[fn] && !trainsItself[static_cast<size_t>(m_.functions[fn].cls)] && !iteratesLoader(fn);
   for (uint32_t fn = 1; fn < nf; ++fn) {
     const Function& f = m_.functions[fn];
     if (f.isLambda || isTestFunction(m_, fn) || layerMethod[fn]) continue;

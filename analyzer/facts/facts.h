@@ -103,6 +103,7 @@ struct Summary {
   ValueFact returns;                    // joined over every `return` (No when it returns nothing)
   std::vector<ValueFact> returnElems;   // a tuple return of the same arity on every path
   bool returnsModule = false;
+  bool returnsLoader = false;           // every return is a data loader (or its own batch-iterating instance)
   uint8_t events = 0;                   // event:: bits it runs, directly or through callees
   std::vector<uint8_t> eventOrder;      // the same, in the order they run (consecutive repeats merged)
   uint32_t accumulatesParam = 0;        // bit i: parameter i is summed into state that outlives the call
@@ -241,6 +242,8 @@ class Facts {
   bool isModuleClass(int32_t cls) const { return cls >= 0 && moduleClass_[static_cast<size_t>(cls)]; }
   /// A class of this file whose methods sum or store an argument into the instance (a meter, a recorder).
   bool isAccumulatorClass(int32_t cls) const { return cls >= 0 && accumulatorClass_[static_cast<size_t>(cls)]; }
+  /// A class of this file whose `__iter__` walks a data loader: its instances are loaders.
+  bool iteratesBatches(int32_t cls) const { return cls >= 0 && static_cast<size_t>(cls) < batchClass_.size() && batchClass_[static_cast<size_t>(cls)]; }
   /// Every parameter of the module this expression names is frozen (requires_grad False, last write wins).
   bool isFrozenModule(NodeId expr) const;
   /// The last write to requires_grad of `path` (or a prefix) before `offset` froze it.
@@ -345,6 +348,9 @@ class Facts {
   /// Assignments of function `fn` that rebind `name` (`name = ...`, `a, name = ...`; not
   /// `name[i] = ...`), in source order. An index, so def-use questions stay linear in a long function.
   const std::vector<NodeId>& assignmentsOf(uint32_t fn, std::string_view name) const;
+  /// `state["net"]` where `state` is bound once, in this function or one it is nested in, to a
+  /// dict literal with that key (`state = {"net": net, ...}`): the entry's value, else kNone.
+  NodeId dictEntryOf(NodeId subscript) const;
   /// `name` in function `fn` is the module's own: assigned at the top level of the file, and
   /// neither a parameter of `fn` (or of a function it is nested in) nor assigned there.
   bool isModuleName(uint32_t fn, std::string_view name) const;
@@ -554,6 +560,7 @@ class Facts {
   // kinds
   std::vector<bool> moduleClass_;
   std::vector<bool> accumulatorClass_;
+  std::vector<bool> batchClass_;  // batch_classes.cpp
   std::unordered_map<uint64_t, std::unordered_map<std::string_view, KindFact>> kinds_;  // scope -> path -> kind
   std::unordered_map<std::string_view, std::vector<FreezeWrite>> freezes_;             // path -> writes in source order
   std::unordered_set<std::string_view> gpuNames_;      // device variables / tensors known on GPU

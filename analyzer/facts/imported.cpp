@@ -73,7 +73,7 @@ void Facts::importKeys(NodeId call, std::vector<std::string>& out) const {
   // `meter.update(loss)` on an instance of a class imported from another module.
   if (!cacheAll_) return;  // receivers' kinds are still being worked out
   Kind k = kindOf(callee.lhs);
-  if (k != Kind::Instance && k != Kind::Module) return;
+  if (k != Kind::Instance && k != Kind::Module && k != Kind::Loader) return;
   const std::string& ctor = m_.canonical(constructorOf(callee.lhs));
   if (!ctor.empty()) out.push_back(ctor + "." + method);
 }

@@ -265,6 +265,7 @@ void FactsBuilder::collectKinds() {
       if (f_.summaries_[fn].returnsModule != (any && all)) kindsChanged_ = true;
       f_.summaries_[fn].returnsModule = any && all;
     }
+    if (findBatchClasses()) kindsChanged_ = true;
     // Parameters take the kind every call site of this file agrees on.
     if (round == 0) resolveCallTargets();
     for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
@@ -423,6 +424,9 @@ Facts::KindFact Facts::kindFactOf(NodeId e) const {
       Kind base = kindOf(x.lhs);
       if (base == Kind::ModuleCollection || (base == Kind::Module && kindEvidence(x.lhs) >= Evidence::Used))
         return make(Kind::Module, Evidence::Used);
+      // `state = {"network": network, ...}`, then `state["network"](x)`: what the entry holds.
+      if (NodeId entry = dictEntryOf(e); entry != kNone && kindOf(entry) != Kind::Unknown)
+        return make(kindOf(entry), kindEvidence(entry), classOf(entry), constructorOf(entry));
       return {};
     }
     case ExprKind::Call: break;
@@ -473,9 +477,10 @@ Facts::KindFact Facts::kindFactOf(NodeId e) const {
     if (project_) {
       // A class or a model factory of another module of the project.
       if (const ImportedClass* cls = project_->cls(canon))
-        return make(cls->module ? Kind::Module : Kind::Instance, Evidence::Constructed, -1, e);
+        return make(cls->module ? Kind::Module : cls->batches ? Kind::Loader : Kind::Instance, Evidence::Constructed, -1, e);
       const ImportedFunction* fn = project_->function(canon);
       if (fn && fn->summary->returnsModule) return make(Kind::Module, Evidence::Constructed, -1, e);
+      if (fn && fn->summary->returnsLoader) return make(Kind::Loader, Evidence::Constructed, -1, e);
     }
     if (last == "DistributedOptimizer" || last == "ZeroRedundancyOptimizer") return make(Kind::Optimizer, Evidence::Constructed, -1, e);
     if (isModuleWrapperCanonical(canon)) {
@@ -515,18 +520,22 @@ Facts::KindFact Facts::kindFactOf(NodeId e) const {
       if (a != kNone) return kindFactOf(a);
     }
     if (meth == "setup_dataloaders") return make(Kind::Loader, Evidence::Used);
-    for (uint32_t t : callTargets(e))
+    for (uint32_t t : callTargets(e)) {
       if (summaries_[t].returnsModule) return make(Kind::Module, Evidence::Constructed, -1, e);
-    if (const ImportedFunction* imp = importedCallee(e); imp && imp->summary->returnsModule)
-      return make(Kind::Module, Evidence::Constructed, -1, e);
+      if (summaries_[t].returnsLoader) return make(Kind::Loader, Evidence::Constructed, -1, e);
+    }
+    if (const ImportedFunction* imp = importedCallee(e); imp && (imp->summary->returnsModule || imp->summary->returnsLoader))
+      return make(imp->summary->returnsModule ? Kind::Module : Kind::Loader, Evidence::Constructed, -1, e);
     return {};
   }
   const Expr& callee = m_.expr(m_.expr(e).lhs);
   if (callee.kind == ExprKind::Name && callee.canonical == 0) {
     if (int32_t ci = classNamed(callee.text); ci >= 0)
-      return make(isModuleClass(ci) ? Kind::Module : Kind::Instance, Evidence::Constructed, ci, e);
-    for (uint32_t t : callTargets(e))
+      return make(isModuleClass(ci) ? Kind::Module : iteratesBatches(ci) ? Kind::Loader : Kind::Instance, Evidence::Constructed, ci, e);
+    for (uint32_t t : callTargets(e)) {
       if (summaries_[t].returnsModule) return make(Kind::Module, Evidence::Constructed, -1, e);
+      if (summaries_[t].returnsLoader) return make(Kind::Loader, Evidence::Constructed, -1, e);
+    }
     if (isUpperInitial(callee.text) && functionsByName_.find(callee.text) == functionsByName_.end() &&
         names::looksLikeModule(callee.text))
       return make(Kind::Module, Evidence::Named, -1, e);

@@ -26,6 +26,7 @@ struct ImportedFunction {
 struct ImportedClass {
   bool module = false;       // inherits nn.Module, in any module of the project
   bool accumulator = false;  // a meter or recorder: a method sums or stores an argument
+  bool batches = false;      // its `__iter__` walks a data loader: an instance is a loader
   uint8_t framework = 0;     // a training framework's base class (Lightning, HF Trainer) it derives from
 };
 

@@ -42,7 +42,7 @@ bool onTrainingPath(const Facts& f, NodeId call) {
 }  // namespace
 
 bool isEmptySummary(const Summary& s) {
-  if (!emptyValue(s.returns) || s.returnsModule || s.events || s.accumulatesParam || s.storesParam || s.assignsParam ||
+  if (!emptyValue(s.returns) || s.returnsModule || s.returnsLoader || s.events || s.accumulatesParam || s.storesParam || s.assignsParam ||
       s.softmaxOfParam >= 0 || s.backwardParams)
     return false;
   return std::all_of(s.returnElems.begin(), s.returnElems.end(), emptyValue);
@@ -53,7 +53,7 @@ uint64_t FileExports::hash() const {
   for (const auto& [local, dotted] : imports) h = mix(mix(h, local), dotted);
   for (const ExportedFunction& f : functions) h = mix(mix(h, f.name), summaryHash(f.summary, f.params, f.method));
   for (const ExportedClass& c : classes) {
-    h = mix(mix(h, c.name), static_cast<uint64_t>(c.module) | static_cast<uint64_t>(c.accumulator) << 1 | static_cast<uint64_t>(c.tensor) << 2 | static_cast<uint64_t>(c.framework) << 3);
+    h = mix(mix(h, c.name), static_cast<uint64_t>(c.module) | static_cast<uint64_t>(c.accumulator) << 1 | static_cast<uint64_t>(c.tensor) << 2 | static_cast<uint64_t>(c.framework) << 3 | static_cast<uint64_t>(c.batches) << 12);
     for (const std::string& b : c.bases) h = mix(h, b);
     for (const std::string& x : c.methods) h = mix(h, x);
   }
@@ -91,6 +91,7 @@ FileExports exportsOf(const Module& m, const Facts* facts, const std::function<b
     if (facts) {
       ec.module = facts->isModuleClass(static_cast<int32_t>(c));
       ec.accumulator = facts->isAccumulatorClass(static_cast<int32_t>(c));
+      ec.batches = facts->iteratesBatches(static_cast<int32_t>(c));
       ec.framework = facts->classFramework(static_cast<int32_t>(c));
     }
     out.classes.push_back(std::move(ec));

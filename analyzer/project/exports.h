@@ -27,6 +27,7 @@ struct ExportedClass {
   std::vector<std::string> methods;  // every method it defines
   bool module = false;               // this module's facts know it is an nn.Module
   bool accumulator = false;
+  bool batches = false;              // its `__iter__` walks a data loader (Facts::iteratesBatches)
   bool tensor = false;               // a tensor subclass: its instances are tensors, not objects with methods to follow
   uint8_t framework = 0;             // Facts::classFramework: a LightningModule, a Trainer
 };

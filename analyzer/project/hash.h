@@ -26,7 +26,7 @@ inline uint64_t summaryHash(const Summary& s, const std::vector<std::string>& pa
            static_cast<uint64_t>(v.params) << 20;
   };
   uint64_t h = mix(0, value(s.returns) | static_cast<uint64_t>(s.returnsModule) << 9 | static_cast<uint64_t>(s.events) << 10 |
-                          static_cast<uint64_t>(method) << 18);
+                          static_cast<uint64_t>(method) << 18 | static_cast<uint64_t>(s.returnsLoader) << 19);
   for (const ValueFact& v : s.returnElems) h = mix(h, value(v));
   for (uint8_t e : s.eventOrder) h = mix(h, e);
   h = mix(mix(mix(h, s.accumulatesParam), s.storesParam), s.assignsParam);

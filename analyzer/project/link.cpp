@@ -78,6 +78,7 @@ void Project::addClasses(size_t j) {
     ClassState st;
     st.info.module = c.module;
     st.info.accumulator = c.accumulator;
+    st.info.batches = c.batches;
     st.info.framework = c.framework;
     st.tensor = c.tensor;
     for (const std::string& m : c.methods)
@@ -92,6 +93,7 @@ void Project::addClasses(size_t j) {
         const ClassState* base = findClass(resolveBase(*this, j, b));
         if (!base || base == &st) continue;
         st.info.module = st.info.module || base->info.module;
+        st.info.batches = st.info.batches || base->info.batches;
         if (!st.info.framework) st.info.framework = base->info.framework;
         st.informative = st.informative || base->informative;
         st.tensor = st.tensor || base->tensor;
@@ -107,7 +109,7 @@ void Project::publish(size_t i, FileExports e) {
   addClasses(i);
   for (const ExportedClass& c : exports_[i].classes) {
     ClassState& st = classes_[keyOf(i, c.name)];
-    st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.framework);
+    st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.batches || st.info.framework);
   }
 }
 
@@ -134,13 +136,15 @@ void Project::link() {
         ClassState& st = *derived;
         {
           bool module = st.info.module || base->info.module;
+          bool batches = st.info.batches || base->info.batches;
           bool informative = st.informative || base->informative;
           bool tensor = st.tensor || base->tensor;
           uint8_t framework = st.info.framework ? st.info.framework : base->info.framework;
-          if (module != st.info.module || informative != st.informative || tensor != st.tensor || framework != st.info.framework)
+          if (module != st.info.module || batches != st.info.batches || informative != st.informative || tensor != st.tensor || framework != st.info.framework)
             changed = true;
           st.info.framework = framework;
           st.info.module = module;
+          st.info.batches = batches;
           st.informative = informative;
           st.tensor = tensor;
         }
@@ -151,7 +155,7 @@ void Project::link() {
   // meter or recorder, or a framework's class. (One whose methods merely have summaries is asked
   // about through those methods; answering for the class too re-analysed every user of torch.fx
   // and torch.distributions for nothing.)
-  for (auto& [key, st] : classes_) st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.framework);
+  for (auto& [key, st] : classes_) st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.batches || st.info.framework);
 
   // Callers: every other module's calls, joined per function they run.
   std::vector<std::vector<size_t>> edges(n);
@@ -241,7 +245,7 @@ FileView::Answer FileView::classAnswer(std::string_view dotted, bool asking) con
   const Project::ClassState* st = s.found() && s.file != file_ ? p_.findClass(s) : nullptr;
   if (!st || !st->informative) return {};
   return {&st->info, mix(mix(2, dotted), static_cast<uint64_t>(st->info.module) | static_cast<uint64_t>(st->info.accumulator) << 1 |
-                                             static_cast<uint64_t>(st->info.framework) << 2) |
+                                             static_cast<uint64_t>(st->info.framework) << 2 | static_cast<uint64_t>(st->info.batches) << 12) |
                          1};
 }
 

@@ -90,7 +90,7 @@ std::string encode(const CachedModule& c) {
     const Summary& s = f.summary;
     put(out, "F\t", f.name, "\t", f.method ? "1" : "0", "\t");
     joinTo(out, f.params);
-    put(out, "\t", valueBits(s.returns), " ", static_cast<int>(s.returnsModule), " ", static_cast<int>(s.events), " ", s.accumulatesParam, " ",
+    put(out, "\t", valueBits(s.returns), " ", static_cast<int>(s.returnsModule) | static_cast<int>(s.returnsLoader) << 1, " ", static_cast<int>(s.events), " ", s.accumulatesParam, " ",
         s.storesParam, " ", s.assignsParam, " ", s.softmaxOfParam + 1, " ", s.backwardParams, "\t");
     for (size_t i = 0; i < s.eventOrder.size(); ++i) put(out, i ? " " : "", static_cast<int>(s.eventOrder[i]));
     put(out, "\t");
@@ -98,7 +98,7 @@ std::string encode(const CachedModule& c) {
     put(out, "\n");
   }
   for (const ExportedClass& k : e.classes) {
-    put(out, "C\t", k.name, "\t", static_cast<int>(k.module) | static_cast<int>(k.accumulator) << 1 | static_cast<int>(k.tensor) << 2 | static_cast<int>(k.framework) << 3, "\t");
+    put(out, "C\t", k.name, "\t", static_cast<int>(k.module) | static_cast<int>(k.accumulator) << 1 | static_cast<int>(k.tensor) << 2 | static_cast<int>(k.framework) << 3 | static_cast<int>(k.batches) << 12, "\t");
     joinTo(out, k.bases);
     put(out, "\t");
     joinTo(out, k.methods);
@@ -142,7 +142,8 @@ bool decode(std::string_view text, CachedModule& out) {
       if (!numbers(f[4], nums) || nums.size() != 8) return false;
       Summary& s = fn.summary;
       s.returns = valueFrom(nums[0]);
-      s.returnsModule = nums[1] != 0;
+      s.returnsModule = (nums[1] & 1) != 0;
+      s.returnsLoader = (nums[1] & 2) != 0;
       s.events = static_cast<uint8_t>(nums[2]);
       s.accumulatesParam = static_cast<uint32_t>(nums[3]);
       s.storesParam = static_cast<uint32_t>(nums[4]);
@@ -162,7 +163,8 @@ bool decode(std::string_view text, CachedModule& out) {
       k.module = bits & 1;
       k.accumulator = bits & 2;
       k.tensor = bits & 4;
-      k.framework = static_cast<uint8_t>(bits >> 3);
+      k.framework = static_cast<uint8_t>((bits >> 3) & 0xff);
+      k.batches = (bits >> 12) & 1;
       k.bases = splitList(f[3]);
       k.methods = splitList(f[4]);
       e.classes.push_back(std::move(k));
