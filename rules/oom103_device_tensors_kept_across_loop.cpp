@@ -28,7 +28,11 @@ feeds back into the model (a generation loop's context) is its input, not a coll
 A tensor moved with `.to(device)` or `.cuda()` under `no_grad` carries no history, whatever it was
 before: `batch = {k: v.to(device) for k, v in batch.items()}` then `labels.append(batch["labels"])`.
 What lives on the GPU: what `.cuda()` or `.to(device)` moved there, and what a module on the GPU
-returns (its attributes too: `out.logits` of a forward under `no_grad`). A device variable (`device`,
+returns (its attributes too: `out.logits` of a forward under `no_grad`). A launcher places what it
+prepares in the same function (Accelerate's `accelerator.prepare(model, loader)`, Fabric's `setup`
+and `setup_dataloaders`; not with `Accelerator(cpu=True)` or `device_placement=False`): the
+module's outputs and the loader's batches are on the GPU, and so is what it gathers
+(`accelerator.gather(x)`, `gather_for_metrics`). A device variable (`device`,
 `self.device`; not a tensor's own `x.device`) is the GPU when the program is written for one: this
 file, a file it imports or a file that imports it names CUDA, as engine.py's `evaluate(model, loader, device)` is
 when main.py builds `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`.

@@ -77,6 +77,8 @@ class FactsBuilder {
   bool runsEveryIteration(NodeId stmt, NodeId iteration) const;
   // program.cpp (before values): names that hold a GPU device, modules moved to the GPU.
   void collectDevices();
+  // launchers.cpp (end of collectDevices): modules and loaders a launcher places on the device.
+  void collectLauncherPlacements();
   // program.cpp: file-level facts (gradients cleared somewhere, version-gated branches).
   void computeProgramFacts();
 

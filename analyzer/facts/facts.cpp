@@ -164,10 +164,7 @@ bool Facts::isGpuDeviceExpr(NodeId e) const {
     return canon == "torch.cuda.current_device" || startsWith(canon, "torch.accelerator.current_");
   }
   // `accelerator.device`, `fabric.device`: the device the launcher gave this process.
-  if (x.kind == ExprKind::Attribute && x.text == "device") {
-    const std::string& ctor = m_.canonical(constructorOf(x.lhs));
-    if (ctor == "accelerate.Accelerator" || endsWith(ctor, ".Fabric")) return true;
-  }
+  if (x.kind == ExprKind::Attribute && x.text == "device" && launcherPlaces(x.lhs)) return true;
   std::string_view key = pathKey(e);
   if (key.empty()) return false;
   if (gpuNames_.count(key)) return true;

@@ -467,6 +467,19 @@ class Facts {
   /// It or another file of its program is (`device = torch.device("cuda")` in main.py makes the
   /// `device` parameter of engine.py's `evaluate(model, loader, device)` a GPU; a tensor's own
   /// `x.device` it does not: isGpuDeviceExpr).
+  /// The object a Hugging Face `Accelerator()` or a Lightning `Fabric()` constructed (launchers.cpp).
+  bool isLauncher(NodeId expr) const;
+  /// `accelerator.gather(x)`, `gather_for_metrics`, `pad_across_processes`, `fabric.all_gather`:
+  /// what it returns has no autograd history and sits on the launcher's device.
+  bool gathersAcrossProcesses(NodeId call) const;
+  /// A launcher that moves what it prepares to a GPU (not `Accelerator(cpu=True)` or
+  /// `device_placement=False`).
+  bool launcherPlaces(NodeId expr) const;
+  /// `iter` names a loader such a launcher prepared in the same function (or, for `self.dl`, a
+  /// method of the same class): its batches arrive on the GPU.
+  bool loaderOnGpu(NodeId iter) const;
+  /// The same for a module the launcher prepared: what it computes is on the GPU.
+  bool placedModule(NodeId module) const;
   bool programMentionsCuda() const { return fileMentionsCuda_ || (project_ && project_->programFact(ProgramFact::MentionsCuda)); }
   /// Another file of the program binds each process to its GPU (`set_device` in main.py).
   bool programBindsDevice() const { return project_ && project_->programFact(ProgramFact::BindsDevice); }
@@ -563,6 +576,8 @@ class Facts {
   std::vector<bool> batchClass_;  // batch_classes.cpp
   std::unordered_map<uint64_t, std::unordered_map<std::string_view, KindFact>> kinds_;  // scope -> path -> kind
   std::unordered_map<std::string_view, std::vector<FreezeWrite>> freezes_;             // path -> writes in source order
+  std::unordered_map<std::string_view, std::vector<uint32_t>> modulesPlaced_;  // module path -> functions where a launcher prepared it
+  std::unordered_map<std::string_view, std::vector<uint32_t>> loadersOnGpu_;  // loader path -> functions where a launcher prepared it
   std::unordered_set<std::string_view> gpuNames_;      // device variables / tensors known on GPU
   std::unordered_set<std::string_view> modulesOnGpu_;  // modules moved with `.cuda()` / `.to(gpu)`
   std::unordered_set<std::string_view> cpuNames_;      // names only ever given the CPU device

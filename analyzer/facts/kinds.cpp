@@ -276,6 +276,7 @@ void FactsBuilder::collectKinds() {
         if (pname == "self" || pname == "cls") continue;
         Kind agreed = Kind::Unknown;
         int32_t agreedClass = -1;  // the class too, when every call site passes one of the same class
+        NodeId agreedCtor = kNone;  // and the constructor, when every one was made by the same one (`Accelerator()`)
         Evidence weakest = Evidence::Declared;
         bool first = true, ok = true;
         for (NodeId call : callSites_[fn]) {
@@ -290,13 +291,16 @@ void FactsBuilder::collectKinds() {
           Evidence e = f_.kindEvidence(arg);
           if (k == Kind::Unknown) { ok = false; break; }
           int32_t cls = f_.classOf(arg);
-          if (first) agreed = k, agreedClass = cls;
+          NodeId ctor = f_.constructorOf(arg);
+          if (first) agreed = k, agreedClass = cls, agreedCtor = ctor;
           else if (agreed != k) { ok = false; break; }
           else if (agreedClass != cls) agreedClass = -1;
+          if (!first && (ctor == kNone || agreedCtor == kNone || m_.canonical(ctor).empty() || m_.canonical(ctor) != m_.canonical(agreedCtor)))
+            agreedCtor = kNone;
           weakest = std::min(weakest, e);
           first = false;
         }
-        if (ok && !first) putKind(fn, pname, agreed, std::min(weakest, Evidence::Used), agreedClass);
+        if (ok && !first) putKind(fn, pname, agreed, std::min(weakest, Evidence::Used), agreedClass, agreedCtor);
       }
     }
     if (!kindsChanged_) break;  // a round that learnt nothing: the next would learn nothing either

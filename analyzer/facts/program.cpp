@@ -75,6 +75,7 @@ void FactsBuilder::collectDevices() {
     if ((meth == "cuda" && x.argCount <= 1) || (meth == "to" && x.argCount >= 1 && f_.isGpuDeviceExpr(positionalArg(m_, e, 0))))
       f_.modulesOnGpu_.insert(key);
   }
+  collectLauncherPlacements();
 }
 
 namespace {

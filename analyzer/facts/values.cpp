@@ -537,6 +537,7 @@ class ValueWalker {
     NodeId iter = unwrapIterable(m_, iterable);
     if (iter != kNone && f_.kindOf(iter) == Kind::Loader) {
       elem.history = Tri::No;
+      if (f_.loaderOnGpu(iter)) elem.device = Tri::Yes;  // a launcher's loader moves its batches
     } else if (iter != kNone && m_.expr(iter).kind == ExprKind::Call && calleeName(m_, iter) == "range") {
       elem.history = Tri::No;
       elem.device = Tri::No;
@@ -602,6 +603,11 @@ class ValueWalker {
       out.origin = kNone;
       if (mode == GradMode::Disabled) out.history = Tri::No;
       if (out.history == Tri::Yes) out.origin = e;
+      return out;
+    }
+    if (f_.gathersAcrossProcesses(e)) {  // a collective: no graph, on the launcher's device
+      out.history = Tri::No;
+      out.device = f_.launcherPlaces(recv) ? Tri::Yes : argDev;
       return out;
     }
     if (!meth.empty() && recv != kNone && canon.empty()) {
@@ -740,7 +746,7 @@ class ValueWalker {
     if (out.history == Tri::Yes && f_.isFrozenModule(callee)) out.history = argHist == Tri::Yes ? Tri::Yes : argHist;
     if (out.history == Tri::Yes) out.origin = call;
     std::string_view key = f_.pathKey(callee);
-    bool onGpu = (!key.empty() && f_.modulesOnGpu_.count(key)) || f_.values_[callee].device == Tri::Yes;
+    bool onGpu = (!key.empty() && f_.modulesOnGpu_.count(key)) || f_.placedModule(callee) || f_.values_[callee].device == Tri::Yes;
     out.device = (argDev == Tri::Yes || onGpu) ? Tri::Yes : Tri::Unknown;
     return out;
   }
