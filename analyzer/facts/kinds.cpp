@@ -292,7 +292,7 @@ void FactsBuilder::collectKinds() {
           if (k == Kind::Unknown) { ok = false; break; }
           int32_t cls = f_.classOf(arg);
           NodeId ctor = f_.constructorOf(arg);
-          if (first) agreed = k, agreedClass = cls, agreedCtor = ctor;
+          if (first) agreed = k, agreedClass = cls, agreedCtor = ctor != kNone && !m_.canonical(ctor).empty() ? ctor : kNone;
           else if (agreed != k) { ok = false; break; }
           else if (agreedClass != cls) agreedClass = -1;
           if (!first && (ctor == kNone || agreedCtor == kNone || m_.canonical(ctor).empty() || m_.canonical(ctor) != m_.canonical(agreedCtor)))
