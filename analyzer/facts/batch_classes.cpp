@@ -2,7 +2,8 @@
 // (`return iter(self.loader)`, `return map(self.to_device, self.loader)`, `for b in self.loader:
 // yield ...`) is a loader itself: iterating an instance yields batches, so `for batch in
 // Prefetcher(loader)` is a data loop. A method that returns its own instance (`return self`, a
-// `copy.copy(self)` given another loader) returns a loader too: Summary::returnsLoader.
+// `copy.copy(self)` given another loader) returns a loader too: Summary::returnsLoader, which
+// kinds.cpp works out with returnsModule.
 #include "facts/builder.h"
 
 namespace oomlint {
@@ -67,19 +68,6 @@ bool FactsBuilder::findBatchClasses() {
     // A module with `__iter__` walks its layers, not batches.
     if (f_.batchClass_[c] || f_.isModuleClass(func.cls) || !walksLoader(fn)) continue;
     f_.batchClass_[c] = changed = true;
-  }
-  for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
-    const Function& func = m_.functions[fn];
-    if (func.isLambda || f_.summaries_[fn].returnsLoader) continue;
-    bool any = false, all = true;
-    bool own = func.cls >= 0 && f_.batchClass_[static_cast<size_t>(func.cls)];
-    for (NodeId s : f_.fnStmts_[fn]) {
-      const Stmt& st = m_.stmt(s);
-      if (st.kind != StmtKind::Return || st.value == kNone) continue;
-      any = true;
-      if (f_.kindOf(st.value) != Kind::Loader && !(own && returnsOwnInstance(fn, st.value, 4))) all = false;
-    }
-    if (any && all) f_.summaries_[fn].returnsLoader = changed = true;
   }
   return changed;
 }

@@ -34,8 +34,8 @@ class FactsBuilder {
   // frameworks.cpp: classes deriving from a framework's base, and the step methods it runs.
   void findFrameworkSteps();
   void collectKinds();
-  // batch_classes.cpp (each kinds round): classes whose `__iter__` walks a loader, and functions
-  // returning a loader. True when something new was learnt.
+  // batch_classes.cpp (each kinds round): classes whose `__iter__` walks a loader. True when
+  // something new was learnt.
   bool findBatchClasses();
   bool walksLoader(uint32_t fn) const;
   // eval_context.cpp: function `fn` loops over a data loader (a module's method that does is a driver).

@@ -342,20 +342,6 @@ class ExposureWalker {
 
 }  // namespace
 
-namespace {
-
-/// A string literal's contents: the literal as written, less prefix letters and quotes.
-std::string_view literalText(std::string_view t) {
-  size_t open = t.find_first_of("\"'");
-  if (open == std::string_view::npos) return {};
-  t.remove_prefix(open);
-  while (!t.empty() && (t.front() == '"' || t.front() == '\'')) t.remove_prefix(1);
-  while (!t.empty() && (t.back() == '"' || t.back() == '\'')) t.remove_suffix(1);
-  return t;
-}
-
-}  // namespace
-
 NodeId Facts::dictEntryOf(NodeId subscript) const {
   const Expr& x = m_.expr(subscript);
   if (x.kind != ExprKind::Subscript || x.rhs == kNone || x.stmt == kNone || m_.expr(x.rhs).kind != ExprKind::String) return kNone;
@@ -373,12 +359,12 @@ NodeId Facts::dictEntryOf(NodeId subscript) const {
   if (st.kind != StmtKind::Assign || st.targets.count != 1 || m_.expr(st.target).kind != ExprKind::Name || st.value == kNone) return kNone;
   const Expr& lit = m_.expr(st.value);
   if (lit.kind != ExprKind::Container || lit.shape != shape::kDict) return kNone;
-  std::string_view key = literalText(m_.expr(x.rhs).text);
+  std::string_view key = stringContents(m_.expr(x.rhs).text);
   for (const Arg& a : argsOf(m_, lit)) {
     const Expr& pair = m_.expr(a.value);
     if (pair.shape != shape::kPair || pair.argCount != 2) continue;
     NodeId k = m_.args[pair.firstArg].value;
-    if (m_.expr(k).kind == ExprKind::String && literalText(m_.expr(k).text) == key) return m_.args[pair.firstArg + 1].value;
+    if (m_.expr(k).kind == ExprKind::String && stringContents(m_.expr(k).text) == key) return m_.args[pair.firstArg + 1].value;
   }
   return kNone;
 }

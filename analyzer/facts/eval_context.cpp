@@ -223,11 +223,7 @@ class EvalWalker {
     const Expr& w = m_.expr(what);
     if (fn == "hasattr") {
       if (w.kind != ExprKind::String) return {};
-      std::string_view name = w.text;  // the literal as written: prefix letters and quotes around it
-      size_t open = name.find_first_of("\"'");
-      if (open != std::string_view::npos) name.remove_prefix(open);
-      while (!name.empty() && (name.front() == '"' || name.front() == '\'')) name.remove_prefix(1);
-      while (!name.empty() && (name.back() == '"' || name.back() == '\'')) name.remove_suffix(1);
+      std::string_view name = stringContents(w.text);
       if (name != "eval" && name != "train") return {};
     } else if (fn == "isinstance") {
       std::string_view cls = m_.canonical(what);

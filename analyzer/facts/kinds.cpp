@@ -253,19 +253,26 @@ void FactsBuilder::collectKinds() {
         }
       }
     }
-    // Functions of this file that return a module are model factories.
+    if (findBatchClasses()) kindsChanged_ = true;
+    // Functions of this file that return a module are model factories; those that return a loader
+    // (or their batch-iterating instance, batch_classes.cpp) hand out batches.
     for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
-      bool any = false, all = true;
+      const Function& func = m_.functions[fn];
+      bool own = func.cls >= 0 && f_.iteratesBatches(func.cls);
+      bool any = false, modules = true, loaders = !func.isLambda;
       for (NodeId s : f_.fnStmts_[fn]) {
         const Stmt& st = m_.stmt(s);
         if (st.kind != StmtKind::Return || st.value == kNone) continue;
         any = true;
-        if (f_.kindOf(st.value) != Kind::Module) all = false;
+        Kind k = f_.kindOf(st.value);
+        if (k != Kind::Module) modules = false;
+        if (loaders && k != Kind::Loader && !(own && returnsOwnInstance(fn, st.value, 4))) loaders = false;
       }
-      if (f_.summaries_[fn].returnsModule != (any && all)) kindsChanged_ = true;
-      f_.summaries_[fn].returnsModule = any && all;
+      if (f_.summaries_[fn].returnsModule != (any && modules)) kindsChanged_ = true;
+      f_.summaries_[fn].returnsModule = any && modules;
+      // Only ever learnt: a loader stays one as the rounds go on.
+      if (any && loaders && !f_.summaries_[fn].returnsLoader) f_.summaries_[fn].returnsLoader = kindsChanged_ = true;
     }
-    if (findBatchClasses()) kindsChanged_ = true;
     // Parameters take the kind every call site of this file agrees on.
     if (round == 0) resolveCallTargets();
     for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {

@@ -115,4 +115,13 @@ bool isFalseLiteral(const Module& m, NodeId e) {
   return e != kNone && m.expr(e).kind == ExprKind::Bool && m.textOf(e) == (m.lang == Lang::Python ? "False" : "false");
 }
 
+std::string_view stringContents(std::string_view t) {
+  size_t open = t.find_first_of("\"'");
+  if (open == std::string_view::npos) return {};
+  t.remove_prefix(open);
+  while (!t.empty() && (t.front() == '"' || t.front() == '\'')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == '"' || t.back() == '\'')) t.remove_suffix(1);
+  return t;
+}
+
 }  // namespace oomlint

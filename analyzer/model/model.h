@@ -274,5 +274,8 @@ std::string dottedPath(const Module& m, NodeId e);
 /// Strips parentheses-free wrappers the front ends keep (none today); identity for now.
 bool isTrueLiteral(const Module& m, NodeId e);
 bool isFalseLiteral(const Module& m, NodeId e);
+/// A string literal's contents: its text as written (`rb"x"`, `'x'`) less prefix letters and
+/// quotes, so `d["net"]` and `d['net']` name the same key.
+std::string_view stringContents(std::string_view literal);
 
 }  // namespace oomlint
