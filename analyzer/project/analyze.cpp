@@ -1,5 +1,7 @@
 #include "project/analyze.h"
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 
 #include "project/order.h"
@@ -38,6 +40,9 @@ int checkProject(Project& p, const ProjectCheck& check) {
   // before the module it is about was analysed; after the first round, every module analysed
   // again, as changes cascade). The others are parsed once and let go at once.
   std::vector<std::unique_ptr<Module>> parsed(n);
+  std::vector<double> cost(n, 0);  // seconds each file's last analysis took
+  std::vector<size_t> all(n);
+  for (size_t i = 0; i < n; ++i) all[i] = i;
   bool firstRound = true;
   auto analyse = [&](size_t i) {
     views[i] = p.viewFor(i);
@@ -48,7 +53,9 @@ int checkProject(Project& p, const ProjectCheck& check) {
     opts.onFacts = [&](const Module& m, const Facts* facts) {
       exports = exportsOf(m, facts, [&](std::string_view dotted) { return p.mayBeProject(i, dotted); });
     };
+    auto started = std::chrono::steady_clock::now();
     FileResult r = parsed[i] ? recheckModule(p.file(i), *parsed[i], opts) : checkFileKeeping(p.file(i), opts, parsed[i]);
+    cost[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (firstRound && !views[i]->askedTooEarly()) parsed[i].reset();
     used[i] = views[i]->answered();
     contentHash[i] = !check.cache || r.ioError || !r.skippedReason.empty() ? 0 : ResultCache::hashContent(r.source);
@@ -94,8 +101,6 @@ int checkProject(Project& p, const ProjectCheck& check) {
   }
   // Unchanged modules: their summaries and questions from the cache, without parsing them.
   if (check.cache) {
-    std::vector<size_t> all(n);
-    for (size_t i = 0; i < n; ++i) all[i] = i;
     std::vector<CachedModule> modules(n);
     parallelFor(all, check.threads, [&](size_t i) {
       if (check.cache->lookupStored(p.file(i), stored[i]) && !stored[i].project.empty() && decode(stored[i].project, modules[i]))
@@ -109,7 +114,7 @@ int checkProject(Project& p, const ProjectCheck& check) {
       used[i] = modules[i].answered;
       ++check.fromCache;
     }
-    p.link();  // what the cached modules say, before the others are analysed
+    p.link(check.threads);  // what the cached modules say, before the others are analysed
   }
   // The first round in import order: most files see the final summaries of what they import.
   check.analysedPerRound.push_back(n - check.fromCache);
@@ -119,16 +124,18 @@ int checkProject(Project& p, const ProjectCheck& check) {
                 [&](const std::vector<ProgramGuess>& guesses) { p.guessPrograms(guesses); });
   p.useDefinitions(nullptr);
   firstRound = false;
-  if (check.fromCache < n) p.link();  // (everything from the cache: linked already)
+  if (check.fromCache < n) p.link(check.threads);  // (everything from the cache: linked already)
   int round = 1;
   bool settled = false;  // every module's answers are those its analysis had
   for (; round < 5; ++round) {
     // Files whose questions now get other answers (callers in other modules, cycles of imports,
     // what the quick look at imports missed) are analysed again with them; so are cached files
     // whose findings are wanted and not stored for these settings.
+    std::vector<char> changedAnswers(n, 0);
+    parallelFor(all, check.threads, [&](size_t i) { changedAnswers[i] = views[i] && views[i]->fingerprint() != used[i]; });
     std::vector<size_t> todo;
     for (size_t i = 0; i < n; ++i) {
-      bool changed = views[i] && views[i]->fingerprint() != used[i];
+      bool changed = changedAnswers[i];
       bool findingsMissing = cached[i] && check.report[i] && stored[i].selection != check.selectionKey(i);
       if (!changed && !findingsMissing) continue;
       todo.push_back(i);
@@ -137,10 +144,12 @@ int checkProject(Project& p, const ProjectCheck& check) {
     if (todo.empty()) settled = true;
     if (todo.empty() || round == 4) break;
     check.analysedPerRound.push_back(todo.size());
+    // The longest analyses first, so that no thread is left with a big module after the rest are done.
+    std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
     std::vector<FileExports> fresh(n);
     parallelFor(todo, check.threads, [&](size_t i) { fresh[i] = analyse(i); });
     for (size_t i : todo) p.setExports(i, std::move(fresh[i]));
-    p.link();
+    p.link(check.threads);
   }
   if (check.cache) check.cache->setProjectState(stateKey, settled ? "settled" : "unsettled");
   for (size_t i = 0; i < n; ++i) {

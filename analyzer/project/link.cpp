@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "project/hash.h"
+#include "project/order.h"
 #include "project/project.h"
 
 namespace oomlint::project {
@@ -113,7 +114,64 @@ void Project::publish(size_t i, FileExports e) {
   }
 }
 
-void Project::link() {
+/// Adds one more call site to what a function's callers say: each call's answer when it is the
+/// first, else what every call agrees on (grad modes that differ are unknown).
+static void joinCaller(CallerContext& ctx, const ExportedCall& call, bool first) {
+  if (first) {
+    ctx.grad = call.grad;
+    ctx.evalPositional = call.evalPositional;
+    ctx.evalKeywords = call.evalKeywords;
+    ctx.onTrainingPath = call.onTrainingPath;
+    return;
+  }
+  if (ctx.grad != call.grad) ctx.grad = static_cast<uint8_t>(GradMode::Unknown);
+  ctx.evalPositional &= call.evalPositional;
+  std::erase_if(ctx.evalKeywords, [&](const std::string& k) {
+    return std::find(call.evalKeywords.begin(), call.evalKeywords.end(), k) == call.evalKeywords.end();
+  });
+  ctx.onTrainingPath = ctx.onTrainingPath || call.onTrainingPath;
+}
+
+std::vector<Project::ResolvedCall> Project::resolveCalls(size_t i, std::vector<size_t>& edges) const {
+  std::vector<ResolvedCall> out;
+  for (const ExportedCall& call : exports_[i].calls) {
+    Symbol s = resolve(i, call.callee);
+    if (!s.found()) continue;
+    if (s.file != i) edges.push_back(s.file);
+    if (s.name.empty() || s.file == i || classNamed(exports_[s.file], s.name)) continue;
+    // The module that defines an inherited method is where its callers count.
+    for (int depth = 0; depth < 8; ++depth) {
+      size_t dot = s.name.find('.');
+      if (dot == std::string::npos) break;
+      const ExportedClass* cls = classNamed(exports_[s.file], std::string_view(s.name).substr(0, dot));
+      std::string method = s.name.substr(dot + 1);
+      if (!cls || std::find(cls->methods.begin(), cls->methods.end(), method) != cls->methods.end()) break;
+      Symbol next;
+      for (const std::string& b : cls->bases) {
+        Symbol base = resolveBase(*this, s.file, b);
+        if (base.found() && !base.name.empty() && classNamed(exports_[base.file], base.name)) {
+          next = {base.file, base.name + "." + method};
+          break;
+        }
+      }
+      if (!next.found()) break;
+      s = next;
+    }
+    // A function whose body does nothing grad mode or eval mode changes exports no summary: its
+    // callers tell it nothing. (A module not analysed yet has told nothing: callers kept for it;
+    // so are they for a function whose summary emptied this run, perhaps because of them.)
+    std::string key = keyOf(s.file, s.name);
+    if (hasExports_[s.file] && !functions_.count(key) && !summarisedOnce_.count(key)) continue;
+    out.push_back({std::move(key), &call});
+  }
+  for (const auto& [local, dotted] : exports_[i].imports) {
+    size_t j = importedModule(i, dotted);
+    if (j != SIZE_MAX && j != i) edges.push_back(j);
+  }
+  return out;
+}
+
+void Project::link(unsigned threads) {
   functions_.clear();
   classes_.clear();
   callers_.clear();
@@ -157,58 +215,19 @@ void Project::link() {
   // and torch.distributions for nothing.)
   for (auto& [key, st] : classes_) st.informative = !st.tensor && (st.informative || st.info.module || st.info.accumulator || st.info.batches || st.info.framework);
 
-  // Callers: every other module's calls, joined per function they run.
+  // Callers: every other module's calls, joined per function they run. Resolving the calls is
+  // most of a link and reads only the exports, so each file's are resolved on a thread of their
+  // own; the join then runs in file order, as one thread would.
   std::vector<std::vector<size_t>> edges(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (const ExportedCall& call : exports_[i].calls) {
-      Symbol s = resolve(i, call.callee);
-      if (!s.found()) continue;
-      if (s.file != i) edges[i].push_back(s.file);
-      if (s.name.empty() || s.file == i || classNamed(exports_[s.file], s.name)) continue;
-      // The module that defines an inherited method is where its callers count.
-      for (int depth = 0; depth < 8; ++depth) {
-        size_t dot = s.name.find('.');
-        if (dot == std::string::npos) break;
-        const ExportedClass* cls = classNamed(exports_[s.file], std::string_view(s.name).substr(0, dot));
-        std::string method = s.name.substr(dot + 1);
-        if (!cls || std::find(cls->methods.begin(), cls->methods.end(), method) != cls->methods.end()) break;
-        Symbol next;
-        for (const std::string& b : cls->bases) {
-          Symbol base = resolveBase(*this, s.file, b);
-          if (base.found() && !base.name.empty() && classNamed(exports_[base.file], base.name)) {
-            next = {base.file, base.name + "." + method};
-            break;
-          }
-        }
-        if (!next.found()) break;
-        s = next;
-      }
-      // A function whose body does nothing grad mode or eval mode changes exports no summary: its
-      // callers tell it nothing. (A module not analysed yet has told nothing: callers kept for it;
-      // so are they for a function whose summary emptied this run, perhaps because of them.)
-      std::string key = keyOf(s.file, s.name);
-      if (hasExports_[s.file] && !functions_.count(key) && !summarisedOnce_.count(key)) continue;
-      auto [it, fresh] = callers_.try_emplace(std::move(key));
-      CallerContext& ctx = it->second;
-      if (fresh) {
-        ctx.grad = call.grad;
-        ctx.evalPositional = call.evalPositional;
-        ctx.evalKeywords = call.evalKeywords;
-        ctx.onTrainingPath = call.onTrainingPath;
-        continue;
-      }
-      if (ctx.grad != call.grad) ctx.grad = static_cast<uint8_t>(GradMode::Unknown);
-      ctx.evalPositional &= call.evalPositional;
-      std::erase_if(ctx.evalKeywords, [&](const std::string& k) {
-        return std::find(call.evalKeywords.begin(), call.evalKeywords.end(), k) == call.evalKeywords.end();
-      });
-      ctx.onTrainingPath = ctx.onTrainingPath || call.onTrainingPath;
+  std::vector<std::vector<ResolvedCall>> calls(n);
+  std::vector<size_t> all(n);
+  for (size_t i = 0; i < n; ++i) all[i] = i;
+  parallelFor(all, threads, [&](size_t i) { calls[i] = resolveCalls(i, edges[i]); });
+  for (size_t i = 0; i < n; ++i)
+    for (ResolvedCall& rc : calls[i]) {
+      auto [it, fresh] = callers_.try_emplace(std::move(rc.key));
+      joinCaller(it->second, *rc.call, fresh);
     }
-    for (const auto& [local, dotted] : exports_[i].imports) {
-      size_t j = importedModule(i, dotted);
-      if (j != SIZE_MAX && j != i) edges[i].push_back(j);
-    }
-  }
 
   std::vector<ProgramFacts> own(n);
   std::vector<char> torch(n);

@@ -71,8 +71,9 @@ class Project {
   void publish(size_t i, FileExports e);
   const FileExports& exports(size_t i) const { return exports_[i]; }
   /// Works out what the exports imply together: class hierarchies, the callers of each function,
-  /// each program's facts. Call after setting exports, before making views.
-  void link();
+  /// each program's facts. Call after setting exports, before making views. `threads` resolve
+  /// the modules' calls side by side.
+  void link(unsigned threads = 1);
   /// Program facts guessed before the first analysis from each unanalysed file's text (the rest
   /// from their exports), so that modules analysed before their importers see their programs'
   /// facts: a right guess saves a second analysis, a wrong one costs what no guess does (link()
@@ -109,6 +110,14 @@ class Project {
   std::string packageOf(size_t i) const;
   /// The module the longest prefix of a dotted name (split) denotes; `k` its number of parts.
   size_t longestModule(size_t from, const std::string& dots, const std::vector<std::string_view>& parts, size_t& k) const;
+  /// A call of module `i` resolved to the function it runs: the key of that function's callers.
+  struct ResolvedCall {
+    std::string key;
+    const ExportedCall* call;
+  };
+  /// Module `i`'s calls that tell a function of another module something, each keyed to the
+  /// function; every module a call or import reaches goes into `edges`.
+  std::vector<ResolvedCall> resolveCalls(size_t i, std::vector<size_t>& edges) const;
   void addFunctions(size_t j);
   void addClasses(size_t j);
   /// The modules' names and the maps that resolve imports, built on first use: a warm check of an
