@@ -25,6 +25,13 @@ Lightning's `training_step` and a Hugging Face Trainer's `compute_loss` storing 
 (`self.train_losses.append(loss)`) keep every step's graph. `self.log(...)` detaches what it logs;
 `validation_step`, `test_step` and `predict_step` run under Lightning's `no_grad`.
 
+What a framework keeps of a step's return value is a store too. Lightning 1.x collects every
+`training_step` return value of the epoch for a module that overrides `training_epoch_end`
+(in the class, a base or a subclass of the file), and from 1.6 on detaches only the `loss` entry
+of a returned dict: `return {"loss": loss, "l1": l1}` keeps every step's `l1` graph until the epoch
+ends. The finding is on the `return`. (Lightning 1.5 and older detached every entry, and 2.0
+removed the hook.)
+
 So does a step function that a training, evaluation or data loop of the file calls on every
 iteration (`for batch in loader: self.train_step(batch)`), and the helpers it calls: what it appends
 to `self` or to a list of the module grows per step, and an attribute it replaces with a tensor
@@ -106,6 +113,10 @@ class Oom102 final : public Rule {
   void onStatement(Context& ctx, NodeId s) const override {
     const Facts& f = ctx.facts();
     const Module& m = ctx.module();
+    if (m.stmt(s).kind == StmtKind::Return) {
+      keptByFramework(ctx, s);
+      return;
+    }
     Store st;
     if (!recognizeStore(f, s, st)) return;
     if (st.concat) return;  // `torch.cat` growth with history is OOM101's accumulation shape
@@ -153,6 +164,31 @@ class Oom102 final : public Rule {
   }
 
  private:
+  /// A step's return value that its framework keeps for the whole epoch (Lightning 1.x collects
+  /// `training_step`'s dict for `training_epoch_end`, detaching only `loss`): each entry that
+  /// carries history keeps its step's graph until the epoch ends.
+  static void keptByFramework(Context& ctx, NodeId s) {
+    const Facts& f = ctx.facts();
+    const Module& m = ctx.module();
+    if (f.gradMode(s) != GradMode::Enabled) return;
+    std::vector<NodeId> kept;
+    for (NodeId v : f.keptStepOutputs(s))
+      if (f.value(v).history == Tri::Yes) kept.push_back(v);
+    if (kept.empty()) return;
+    uint32_t fn = m.stmt(s).function;
+    Finding& finding = ctx.report(kInfo, m.stmt(s).span,
+                                  ticked(brief(m, kept.front(), 30)) +
+                                      (kept.size() > 1 ? " and " + std::to_string(kept.size() - 1) + " more entries carry autograd history and are"
+                                                       : " carries autograd history and is") +
+                                      " returned from `" + std::string(m.functions[fn].name) + "`, whose outputs " +
+                                      std::string(f.frameworkName(fn)) + " keeps for `training_epoch_end`: every step's graph stays alive until the epoch ends");
+    noteHistory(finding, f, kept.front());
+    // Only the graph goes: the epoch hook may expect the entries on their device.
+    std::vector<Edit> edits;
+    for (NodeId v : kept) edits.push_back(replaceExpr(m, v, withMethod(m, v, ".detach()", ".detach()")));
+    finding.withFix(Applicability::Unsafe, "Return detached copies of the entries other than `loss`", edits);
+  }
+
   /// `loss` -> `loss.detach()`, `out` -> `out.detach().cpu()`, `(loss, out)` -> per element.
   static std::string detachedText(const Facts& f, NodeId v) {
     const Module& m = f.module();

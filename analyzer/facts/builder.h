@@ -33,6 +33,7 @@ class FactsBuilder {
   void classifyClasses();
   // frameworks.cpp: classes deriving from a framework's base, and the step methods it runs.
   void findFrameworkSteps();
+  void findKeptStepOutputs();
   void collectKinds();
   // batch_classes.cpp (each kinds round): classes whose `__iter__` walks a loader. True when
   // something new was learnt.

@@ -416,6 +416,10 @@ class Facts {
   uint8_t classFramework(int32_t cls) const;
   /// "Lightning", "the Hugging Face Trainer" for a framework step, else "".
   std::string_view frameworkName(uint32_t fn) const;
+  /// At `return` statement `ret` of a step whose return values the framework keeps until the
+  /// epoch ends (Lightning 1.x's `training_step` in a module overriding `training_epoch_end`):
+  /// the returned dict's entries it keeps as they are, the detached `loss` aside. Empty otherwise.
+  std::vector<NodeId> keptStepOutputs(NodeId ret) const;
   /// A call of this file that runs function `fn` on every iteration of a training, evaluation or
   /// data loop (`for batch in loader: self.train_step(batch)`), directly or through functions such
   /// a loop calls; kNone when no call does, when every call is guarded (`if step % 100 == 0:`)
@@ -603,6 +607,7 @@ class Facts {
   std::vector<bool> trainingLoopIn_;  // per function
   std::vector<uint8_t> classFramework_;  // per class: frameworks.cpp's framework id
   std::vector<uint8_t> frameworkStep_;   // per function: loop_role bits of a framework step
+  std::vector<char> keepsStepOutputs_;   // per class: Lightning collects its training_step outputs
   std::vector<uint8_t> calledStepRole_;  // per function: loop_role bits of the loops that call it per iteration
   std::vector<NodeId> stepCall_;         // per function: a call that runs it per iteration, or kNone
   std::vector<bool> versionGated_;

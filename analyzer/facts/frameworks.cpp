@@ -69,6 +69,62 @@ void FactsBuilder::findFrameworkSteps() {
     if (f.cls < 0 || f.isLambda) continue;
     f_.frameworkStep_[fn] = stepRole(f_.classFramework_[static_cast<size_t>(f.cls)], f.name);
   }
+  findKeptStepOutputs();
+}
+
+/// Lightning 1.x hands `training_epoch_end(outputs)` every `training_step` return value of the
+/// epoch, and collects them only for a module that overrides that hook (2.0 removed it). From 1.6
+/// on it detaches the `loss` entry (and `hiddens`) and keeps the other entries as returned.
+void FactsBuilder::findKeptStepOutputs() {
+  size_t nc = m_.classes.size();
+  f_.keepsStepOutputs_.assign(nc, 0);
+  std::vector<char> hook(nc, 0);
+  for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
+    const Function& f = m_.functions[fn];
+    if (f.cls >= 0 && !f.isLambda && f.name == "training_epoch_end") hook[static_cast<size_t>(f.cls)] = 1;
+  }
+  // The hook counts in the class, a base of this file (inherited) or a subclass of this file (whose
+  // instances run the inherited training_step).
+  auto localBase = [&](size_t c, size_t o) {
+    for (NodeId b : items(m_, m_.classes[c].bases))
+      if (m_.canonical(b).empty() && m_.classes[o].name == m_.textOf(b)) return true;
+    return false;
+  };
+  for (size_t c = 0; c < nc; ++c) {
+    if (f_.classFramework_[c] != kLightning) continue;
+    bool kept = hook[c];
+    for (size_t o = 0; o < nc && !kept; ++o) kept = o != c && hook[o] && (localBase(c, o) || localBase(o, c));
+    f_.keepsStepOutputs_[c] = kept;
+  }
+}
+
+std::vector<NodeId> Facts::keptStepOutputs(NodeId ret) const {
+  std::vector<NodeId> out;
+  const Stmt& st = m_.stmt(ret);
+  if (st.kind != StmtKind::Return || st.value == kNone) return out;
+  const Function& f = m_.functions[st.function];
+  if (f.cls < 0 || f.name != "training_step" || !keepsStepOutputs_[static_cast<size_t>(f.cls)]) return out;
+  // The returned dict: a literal, or a name the step binds once to one.
+  NodeId dict = st.value;
+  if (m_.expr(dict).kind == ExprKind::Name) {
+    const std::vector<NodeId>& assigns = assignmentsOf(st.function, m_.expr(dict).text);
+    if (assigns.size() != 1) return out;
+    const Stmt& a = m_.stmt(assigns.front());
+    if (a.kind != StmtKind::Assign || a.targets.count != 1 || m_.expr(a.target).kind != ExprKind::Name) return out;
+    dict = a.value;
+  }
+  const Expr& lit = m_.expr(dict);
+  if (dict == kNone || lit.kind != ExprKind::Container || lit.shape != shape::kDict) return out;
+  for (const Arg& a : argsOf(m_, lit)) {
+    const Expr& pair = m_.expr(a.value);
+    if (pair.shape != shape::kPair || pair.argCount != 2) continue;
+    const Expr& key = m_.expr(m_.args[pair.firstArg].value);
+    if (key.kind != ExprKind::String) continue;  // a computed key may be `"loss"`
+    std::string_view name = stringContents(key.text);
+    if (name == "loss" || name == "hiddens") continue;
+    out.push_back(m_.args[pair.firstArg + 1].value);
+  }
+  return out;
 }
 
 uint8_t Facts::frameworkStep(uint32_t fn) const { return fn < frameworkStep_.size() ? frameworkStep_[fn] : 0; }
