@@ -60,6 +60,16 @@ is not an evaluation function. One called between steps (`evaluate(model, val_lo
 batch loop, inside the epoch loop) is, when it runs its own batches: a data loop with a forward. `model.generate()`, tokenizers,
 pipelines and constructors (`ToyModel().to(rank)`) are not forwards.
 
+The data flow shows an evaluation too, whatever the function's name and the module's mode: a
+forward whose output reaches nothing but uses that drop its history (`.detach()`, `.item()`,
+`.tolist()`, `argmax`, a comparison), through views, arithmetic, `softmax` and local names, in a
+function that runs no backward (`vectors.append(encoder(ids).detach().cpu().numpy())`, often
+written after "Can't call numpy() on Tensor that requires grad"). A forward whose result is only
+measured (`.shape`, `.numel()`), one in `__init__`, in a test, or in a module's own method (its
+callers choose the grad mode), and one whose output is returned, stored, handed to another call or
+read by a closure are not judged this way. Its fix is unsafe: a model may differentiate inside its
+own forward.
+
 ## Why is this bad?
 `model.eval()` switches dropout and batch-norm to inference behaviour; it does **not** turn off
 autograd. Every forward still records its graph and saves activations for a backward that never
@@ -123,7 +133,8 @@ class Oom201 final : public Rule {
       NodeId loop = f.enclosingLoop(s);
       if (loop != kNone && (f.loopRole(loop) & loop_role::kTraining)) continue;
       for (NodeId c : f.callsOf(s)) {
-        if (f.evalOpener(c) == kNone || (!f.isForwardCall(c) && f.helperForward(c) == kNone)) continue;
+        bool evaluates = f.evalOpener(c) != kNone && (f.isForwardCall(c) || f.helperForward(c) != kNone);
+        if (!evaluates && f.discardedAt(c) == kNone) continue;
         report(ctx, fn, s, c);
         return;  // the first forward of the unguarded path
       }
@@ -135,6 +146,10 @@ class Oom201 final : public Rule {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     NodeId opener = f.evalOpener(call);
+    if (opener == kNone) {
+      reportDiscarded(ctx, s, call);
+      return;
+    }
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   ticked(brief(m, m.expr(call).lhs, 30) + "(...)") +
                                       " runs on an evaluation path with autograd enabled; `eval()` does not disable gradient "
@@ -191,6 +206,32 @@ class Oom201 final : public Rule {
       return;
     }
     finding.withFix(applicability, "Wrap the evaluation in `with torch.no_grad():`", {edit});
+  }
+
+  /// A forward whose output is used only with its history dropped: the graph it records is
+  /// thrown away unused. Wrapping the statement changes no value the function computes, but the
+  /// module's own forward may need autograd (a model that differentiates inside), so the fix is
+  /// unsafe.
+  static void reportDiscarded(Context& ctx, NodeId s, NodeId call) {
+    const Module& m = ctx.module();
+    const Facts& f = ctx.facts();
+    NodeId sink = f.discardedAt(call);
+    Finding& finding = ctx.report(kInfo, m.expr(call).span,
+                                  ticked(brief(m, m.expr(call).lhs, 30) + "(...)") +
+                                      " runs with autograd enabled, but its output is only used with its history dropped: the "
+                                      "forward's activations are kept for a backward that never comes");
+    finding.withEstimate(gradForwardOf(f, call));
+    finding.note(m.expr(sink).span, "the output's graph is dropped here; nothing else uses it");
+    noteLoop(finding, f, f.enclosingLoop(s));
+    std::string fix = m.lang == Lang::Cpp ? "Insert `torch::NoGradGuard no_grad;` before the forward" : "Wrap the forward in `with torch.no_grad():`";
+    Edit edit;
+    bool made = m.lang == Lang::Cpp ? insertStatementBefore(m, s, "torch::NoGradGuard no_grad;", edit)
+                                    : !localName(m, "torch.no_grad").empty() && wrapInWith(m, s, localName(m, "torch.no_grad") + "()", edit);
+    if (!made) {
+      finding.withFix(Applicability::DisplayOnly, fix);
+      return;
+    }
+    finding.withFix(Applicability::Unsafe, fix, {edit});
   }
 
   /// Safe only when every fact behind the finding is certain on every path: the module was put in

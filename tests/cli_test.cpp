@@ -1067,9 +1067,14 @@ TEST_F(Cli, NamedFilesOfAProjectAreCheckedWithTheRestOfIt) {
   EXPECT_NE(std::string::npos, named.out.find("utils.py:19:")) << named.out;  // run_batches, after model.eval()
   EXPECT_EQ(std::string::npos, named.out.find("utils.py:10:")) << named.out;  // evaluate runs under no_grad
   EXPECT_EQ(std::string::npos, named.out.find("train.py")) << named.out;
+  // The callers' eval mode reaches run_batches: its forward is on an evaluation path.
+  EXPECT_NE(std::string::npos, named.out.find("utils.py:19:23: OOM201 `model(...)` runs on an evaluation path")) << named.out;
   Result alone = run("check --no-cache --no-project --output-format concise utils.py", dir);
   EXPECT_NE(std::string::npos, alone.out.find("utils.py:10:")) << alone.out;
-  EXPECT_EQ(std::string::npos, alone.out.find("utils.py:19:")) << alone.out;
+  // Alone, nothing says the model is in eval mode: only the data flow (its output is used
+  // through `.item()` alone) reports that forward.
+  EXPECT_EQ(std::string::npos, alone.out.find("utils.py:19:23: OOM201 `model(...)` runs on an evaluation path")) << alone.out;
+  EXPECT_NE(std::string::npos, alone.out.find("utils.py:19:23: OOM201 `model(...)` runs with autograd enabled, but its output")) << alone.out;
   // From a subfolder, the root is still the folder holding pyproject.toml.
   fs::create_directories(dir / "sub");
   Result verbose = run("check --no-cache -v ../utils.py", dir / "sub");

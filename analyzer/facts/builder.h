@@ -15,6 +15,10 @@ namespace oomlint {
 /// not the scale factors; `values` tells a plain number from a tensor.
 void subjectRoots(const Module& m, const std::vector<ValueFact>& values, NodeId e, std::vector<NodeId>& out, int depth = 0);
 
+/// A test (`test_*`, or a method of a `TestCase`): it runs models to compare what they compute,
+/// not to train or serve them, so its forwards are no evaluation path of the program.
+bool isTestFunction(const Module& m, uint32_t fn);
+
 class FactsBuilder {
  public:
   explicit FactsBuilder(Facts& f) : f_(f), m_(f.m_) {}
@@ -72,6 +76,8 @@ class FactsBuilder {
   void computeEvalContexts();
   // loop_roles.cpp: training / evaluation / data loops.
   void computeLoopRoles();
+  // discarded_forwards.cpp: forwards whose output only reaches history-dropping uses.
+  void findDiscardedForwards();
   void findStepsCalledFromLoops();
   /// `stmt` runs on every pass through `iteration` (a loop or a step's def): no `if` or `except`
   /// between them.

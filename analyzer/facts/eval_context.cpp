@@ -94,6 +94,8 @@ std::string_view forwardReceiverOf(const Facts& f, const Module& m, NodeId call)
   return f.pathKey(callee);
 }
 
+}  // namespace
+
 bool isTestFunction(const Module& m, uint32_t fn) {
   std::string_view name = m.functions[fn].name;
   if (name.substr(0, 5) == "test_" || name.substr(0, 6) == "_test_") return true;
@@ -103,6 +105,8 @@ bool isTestFunction(const Module& m, uint32_t fn) {
       if (m.textOf(b).find("TestCase") != std::string_view::npos) return true;
   return false;
 }
+
+namespace {
 
 class EvalWalker {
  public:

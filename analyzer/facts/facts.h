@@ -329,6 +329,10 @@ class Facts {
     auto it = callEval_.find(call);
     return it == callEval_.end() ? nullptr : &it->second;
   }
+  /// For a forward run with autograd on, in a function that runs no backward, whose output only
+  /// reaches uses that drop its history (`out.detach()`, `.item()`, `argmax`, a comparison): the
+  /// first such use. kNone otherwise, and for forwards that evalOpener already places.
+  NodeId discardedAt(NodeId forward) const;
   static constexpr NodeId kEvalByName = kNone - 2;
   /// The opener for a module its callers in other modules put in eval mode before the call.
   static constexpr NodeId kEvalByCaller = kNone - 3;
@@ -590,6 +594,7 @@ class Facts {
   std::vector<GradMode> gradMode_;
   std::unordered_map<NodeId, NodeId> evalOpener_;  // forward call -> opener
   std::unordered_map<NodeId, CallEval> callEval_;  // calls of other modules -> arguments in eval mode
+  std::unordered_map<NodeId, NodeId> discardedAt_;   // forward whose graph nobody uses -> first value sink
   std::unordered_map<NodeId, NodeId> helperForward_;  // helper call on an evaluation path -> the forward it runs
   std::unordered_set<NodeId> sharedHelperCalls_;       // those of them that split a shared helper per path
   std::vector<bool> evalStmt_;                     // per stmt: some module is in eval mode here
