@@ -22,6 +22,11 @@ such as Lightning) calls once per batch. Not in loops over trackers, parameters,
 not in a loop whose body returns or breaks on its first pass, and not in an exception handler (an
 out-of-memory recovery runs when a step failed, not every iteration).
 
+Device-agnostic code counts too: the same call of another accelerator's module (`torch.xpu`,
+`torch.mps`, `torch.npu`, `torch.accelerator`), and of a name bound once to one of them or chosen
+at run time with one as the fallback (`acc = getattr(torch, device_type, torch.cuda)`, then
+`acc.empty_cache()`).
+
 ## Why is this bad?
 `empty_cache()` returns the caching allocator's unused blocks to the driver. It frees no memory that
 live tensors use, so it gains no capacity for your model; the next iteration has to `cudaMalloc`
@@ -63,8 +68,7 @@ class Oom501 final : public Rule {
   void onCall(Context& ctx, NodeId call) const override {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
-    const std::string& canon = m.canonical(call);
-    if (canon != "torch.cuda.empty_cache" && canon != "torch.cuda.memory.empty_cache") return;
+    if (!f.emptiesAcceleratorCache(call)) return;
     NodeId s = m.expr(call).stmt;
     NodeId loop = f.enclosingLoop(s);
     // Outside every loop of a step a loop of this file (or a framework) runs once per batch, the

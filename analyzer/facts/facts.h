@@ -329,6 +329,12 @@ class Facts {
     auto it = callEval_.find(call);
     return it == callEval_.end() ? nullptr : &it->second;
   }
+  /// `torch.cuda.empty_cache()`, the same call of another accelerator's module (`torch.xpu`,
+  /// `torch.mps`, `torch.npu`, `torch.accelerator`), or of a name bound once to one of them, or to
+  /// `getattr(torch, device_type, torch.cuda)` (accelerators.cpp).
+  bool emptiesAcceleratorCache(NodeId call) const;
+  /// The expression denotes an accelerator module, directly or through a name as above.
+  bool denotesAcceleratorModule(NodeId e) const;
   /// For a forward run with autograd on, in a function that runs no backward, whose output only
   /// reaches uses that drop its history (`out.detach()`, `.item()`, `argmax`, a comparison): the
   /// first such use. kNone otherwise, and for forwards that evalOpener already places.
