@@ -223,15 +223,22 @@ class Oom201 final : public Rule {
     finding.withEstimate(gradForwardOf(f, call));
     finding.note(m.expr(sink).span, "the output's graph is dropped here; nothing else uses it");
     noteLoop(finding, f, f.enclosingLoop(s));
-    std::string fix = m.lang == Lang::Cpp ? "Insert `torch::NoGradGuard no_grad;` before the forward" : "Wrap the forward in `with torch.no_grad():`";
-    Edit edit;
-    bool made = m.lang == Lang::Cpp ? insertStatementBefore(m, s, "torch::NoGradGuard no_grad;", edit)
-                                    : !localName(m, "torch.no_grad").empty() && wrapInWith(m, s, localName(m, "torch.no_grad") + "()", edit);
-    if (!made) {
-      finding.withFix(Applicability::DisplayOnly, fix);
+    // Only the statement that runs the forward is wrapped. A C++ guard would hold to the end of
+    // the block, and wrapping a compound statement (`if model(x).argmax() == k:`) would take its
+    // body along: both are left to the reader.
+    if (m.lang == Lang::Cpp) {
+      finding.withFix(Applicability::DisplayOnly, "Run the forward in a scope that holds a `torch::NoGradGuard`");
       return;
     }
-    finding.withFix(Applicability::Unsafe, fix, {edit});
+    StmtKind kind = m.stmt(s).kind;
+    bool simple = kind == StmtKind::Assign || kind == StmtKind::Expr || kind == StmtKind::Return || kind == StmtKind::AugAssign;
+    std::string ctxName = localName(m, "torch.no_grad");
+    Edit edit;
+    if (!simple || ctxName.empty() || !wrapInWith(m, s, ctxName + "()", edit)) {
+      finding.withFix(Applicability::DisplayOnly, "Wrap the forward in `with torch.no_grad():`");
+      return;
+    }
+    finding.withFix(Applicability::Unsafe, "Wrap the forward in `with torch.no_grad():`", {edit});
   }
 
   /// Safe only when every fact behind the finding is certain on every path: the module was put in

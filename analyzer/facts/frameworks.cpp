@@ -110,11 +110,11 @@ std::vector<NodeId> Facts::keptStepOutputs(NodeId ret) const {
     const std::vector<NodeId>& assigns = assignmentsOf(st.function, m_.expr(dict).text);
     if (assigns.size() != 1) return out;
     const Stmt& a = m_.stmt(assigns.front());
-    if (a.kind != StmtKind::Assign || a.targets.count != 1 || m_.expr(a.target).kind != ExprKind::Name) return out;
+    if (a.kind != StmtKind::Assign || a.targets.count != 1 || m_.expr(a.target).kind != ExprKind::Name || a.value == kNone) return out;
     dict = a.value;
   }
   const Expr& lit = m_.expr(dict);
-  if (dict == kNone || lit.kind != ExprKind::Container || lit.shape != shape::kDict) return out;
+  if (lit.kind != ExprKind::Container || lit.shape != shape::kDict) return out;
   for (const Arg& a : argsOf(m_, lit)) {
     const Expr& pair = m_.expr(a.value);
     if (pair.shape != shape::kPair || pair.argCount != 2) continue;
