@@ -28,13 +28,10 @@ bool Facts::denotesAcceleratorModule(NodeId e) const {
   if (x.kind != ExprKind::Name || !m_.canonical(e).empty() || x.stmt == kNone) return false;
   // The one binding of the name, in its function or (for a global) at the top of the file.
   uint32_t fn = m_.stmt(x.stmt).function;
-  const std::vector<NodeId>* assigns = &assignmentsOf(fn, x.text);
-  if (assigns->empty() && isModuleName(fn, x.text)) assigns = &assignmentsOf(0, x.text);
-  if (assigns->size() != 1) return false;
-  const Stmt& st = m_.stmt(assigns->front());
-  if (st.kind != StmtKind::Assign || st.targets.count != 1 || m_.expr(st.target).kind != ExprKind::Name || st.value == kNone) return false;
-  const Expr& v = m_.expr(st.value);
-  if (isAcceleratorModule(m_.canonical(st.value)) && v.kind != ExprKind::Call) return true;
+  NodeId bound = onlyBindingValue(isModuleName(fn, x.text) ? 0 : fn, x.text);
+  if (bound == kNone) return false;
+  const Expr& v = m_.expr(bound);
+  if (isAcceleratorModule(m_.canonical(bound)) && v.kind != ExprKind::Call) return true;
   // `getattr(torch, device_type, torch.cuda)`: whichever module it picks has the accelerator's API.
   if (v.kind != ExprKind::Call || v.argCount != 3 || m_.textOf(v.lhs) != "getattr" || !m_.canonical(v.lhs).empty()) return false;
   return m_.canonical(m_.args[v.firstArg].value) == "torch" && isAcceleratorModule(m_.canonical(m_.args[v.firstArg + 2].value));

@@ -342,6 +342,14 @@ class ExposureWalker {
 
 }  // namespace
 
+NodeId Facts::onlyBindingValue(uint32_t fn, std::string_view name) const {
+  const std::vector<NodeId>& assigns = assignmentsOf(fn, name);
+  if (assigns.size() != 1) return kNone;
+  const Stmt& st = m_.stmt(assigns.front());
+  if (st.kind != StmtKind::Assign || st.targets.count != 1 || m_.expr(st.target).kind != ExprKind::Name) return kNone;
+  return st.value;
+}
+
 NodeId Facts::dictEntryOf(NodeId subscript) const {
   const Expr& x = m_.expr(subscript);
   if (x.kind != ExprKind::Subscript || x.rhs == kNone || x.stmt == kNone || m_.expr(x.rhs).kind != ExprKind::String) return kNone;
@@ -353,18 +361,13 @@ NodeId Facts::dictEntryOf(NodeId subscript) const {
     if (fn == 0) return kNone;
     fn = m_.functions[fn].parent;
   }
-  const std::vector<NodeId>& assigns = assignmentsOf(fn, dict.text);
-  if (assigns.size() != 1) return kNone;
-  const Stmt& st = m_.stmt(assigns.front());
-  if (st.kind != StmtKind::Assign || st.targets.count != 1 || m_.expr(st.target).kind != ExprKind::Name || st.value == kNone) return kNone;
-  const Expr& lit = m_.expr(st.value);
-  if (lit.kind != ExprKind::Container || lit.shape != shape::kDict) return kNone;
-  std::string_view key = stringContents(m_.expr(x.rhs).text);
-  for (const Arg& a : argsOf(m_, lit)) {
-    const Expr& pair = m_.expr(a.value);
-    if (pair.shape != shape::kPair || pair.argCount != 2) continue;
-    NodeId k = m_.args[pair.firstArg].value;
-    if (m_.expr(k).kind == ExprKind::String && stringContents(m_.expr(k).text) == key) return m_.args[pair.firstArg + 1].value;
+  NodeId bound = onlyBindingValue(fn, dict.text);
+  if (bound == kNone || m_.expr(bound).kind != ExprKind::Container || m_.expr(bound).shape != shape::kDict) return kNone;
+  std::string_view wanted = stringContents(m_.expr(x.rhs).text);
+  for (const Arg& a : argsOf(m_, m_.expr(bound))) {
+    std::string_view key;
+    NodeId value;
+    if (stringKeyedEntry(m_, a.value, key, value) && key == wanted) return value;
   }
   return kNone;
 }

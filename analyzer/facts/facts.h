@@ -358,6 +358,9 @@ class Facts {
   /// Assignments of function `fn` that rebind `name` (`name = ...`, `a, name = ...`; not
   /// `name[i] = ...`), in source order. An index, so def-use questions stay linear in a long function.
   const std::vector<NodeId>& assignmentsOf(uint32_t fn, std::string_view name) const;
+  /// `name = value` when that is the one assignment of `name` in function `fn` (a plain name
+  /// target, not a tuple): the value; else kNone.
+  NodeId onlyBindingValue(uint32_t fn, std::string_view name) const;
   /// `state["net"]` where `state` is bound once, in this function or one it is nested in, to a
   /// dict literal with that key (`state = {"net": net, ...}`): the entry's value, else kNone.
   NodeId dictEntryOf(NodeId subscript) const;

@@ -105,24 +105,14 @@ std::vector<NodeId> Facts::keptStepOutputs(NodeId ret) const {
   const Function& f = m_.functions[st.function];
   if (f.cls < 0 || f.name != "training_step" || !keepsStepOutputs_[static_cast<size_t>(f.cls)]) return out;
   // The returned dict: a literal, or a name the step binds once to one.
-  NodeId dict = st.value;
-  if (m_.expr(dict).kind == ExprKind::Name) {
-    const std::vector<NodeId>& assigns = assignmentsOf(st.function, m_.expr(dict).text);
-    if (assigns.size() != 1) return out;
-    const Stmt& a = m_.stmt(assigns.front());
-    if (a.kind != StmtKind::Assign || a.targets.count != 1 || m_.expr(a.target).kind != ExprKind::Name || a.value == kNone) return out;
-    dict = a.value;
-  }
-  const Expr& lit = m_.expr(dict);
-  if (lit.kind != ExprKind::Container || lit.shape != shape::kDict) return out;
-  for (const Arg& a : argsOf(m_, lit)) {
-    const Expr& pair = m_.expr(a.value);
-    if (pair.shape != shape::kPair || pair.argCount != 2) continue;
-    const Expr& key = m_.expr(m_.args[pair.firstArg].value);
-    if (key.kind != ExprKind::String) continue;  // a computed key may be `"loss"`
-    std::string_view name = stringContents(key.text);
-    if (name == "loss" || name == "hiddens") continue;
-    out.push_back(m_.args[pair.firstArg + 1].value);
+  NodeId dict = m_.expr(st.value).kind == ExprKind::Name ? onlyBindingValue(st.function, m_.expr(st.value).text) : st.value;
+  if (dict == kNone || m_.expr(dict).kind != ExprKind::Container || m_.expr(dict).shape != shape::kDict) return out;
+  for (const Arg& a : argsOf(m_, m_.expr(dict))) {
+    std::string_view key;
+    NodeId value;
+    // A computed key may be `"loss"`: only entries written with their key count.
+    if (!stringKeyedEntry(m_, a.value, key, value) || key == "loss" || key == "hiddens") continue;
+    out.push_back(value);
   }
   return out;
 }

@@ -115,6 +115,16 @@ bool isFalseLiteral(const Module& m, NodeId e) {
   return e != kNone && m.expr(e).kind == ExprKind::Bool && m.textOf(e) == (m.lang == Lang::Python ? "False" : "false");
 }
 
+bool stringKeyedEntry(const Module& m, NodeId element, std::string_view& key, NodeId& value) {
+  const Expr& pair = m.expr(element);
+  if (pair.shape != shape::kPair || pair.argCount != 2) return false;
+  const Expr& k = m.expr(m.args[pair.firstArg].value);
+  if (k.kind != ExprKind::String) return false;
+  key = stringContents(k.text);
+  value = m.args[pair.firstArg + 1].value;
+  return true;
+}
+
 std::string_view stringContents(std::string_view t) {
   size_t open = t.find_first_of("\"'");
   if (open == std::string_view::npos) return {};

@@ -277,5 +277,8 @@ bool isFalseLiteral(const Module& m, NodeId e);
 /// A string literal's contents: its text as written (`rb"x"`, `'x'`) less prefix letters and
 /// quotes, so `d["net"]` and `d['net']` name the same key.
 std::string_view stringContents(std::string_view literal);
+/// An element of a dict literal written `"key": value`: true, with the key's contents and the
+/// value; false for computed keys and `**` splats.
+bool stringKeyedEntry(const Module& m, NodeId element, std::string_view& key, NodeId& value);
 
 }  // namespace oomlint
