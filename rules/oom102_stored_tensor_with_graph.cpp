@@ -20,7 +20,9 @@ constexpr RuleInfo kInfo{
 Flags a tensor that carries autograd history stored where it outlives the loop iteration:
 `losses.append(loss)`, `outputs.extend(out)`, `history[k] = out`, `self.last = out`, `v.push_back(loss)` in C++, and a
 method of the file that stores its argument in its object (`recorder.log(loss)` appending to
-`self.history`, `self.remember(loss)`). A step a training framework runs once per batch counts as an iteration:
+`self.history`, `self.remember(loss)`), or a function that appends one argument to another the caller
+passes (`keep(loss, losses)` where `keep` does `into.append(value)`, also through a second helper and
+into a dict of lists: `out.setdefault(k, []).append(v)`). A step a training framework runs once per batch counts as an iteration:
 Lightning's `training_step` and a Hugging Face Trainer's `compute_loss` storing the loss on `self`
 (`self.train_losses.append(loss)`) keep every step's graph. `self.log(...)` detaches what it logs;
 `validation_step`, `test_step` and `predict_step` run under Lightning's `no_grad`.
@@ -145,7 +147,9 @@ class Oom102 final : public Rule {
     else if (v.kind == ExprKind::Name && f.backwardComputedFrom(m.stmt(s).function, v.text))
       finding.withEstimate(outputOf(f, st.value));
     noteHistory(finding, f, st.value);
-    if (st.storedAt != kNone) finding.note(f.headerSpan(st.storedAt), "the method stores its argument in the object here");
+    if (st.storedAt != kNone)
+      finding.note(f.headerSpan(st.storedAt),
+                   st.intoArgument ? "the function appends its argument to the container passed here" : "the method stores its argument in the object here");
     noteOutside(finding, f, st.container);
     noteLoop(finding, f, loop);
     // A value grown by an accumulator: OOM101's `.item()` there makes it a number, which
@@ -154,7 +158,8 @@ class Oom102 final : public Rule {
       finding.withFix(Applicability::DisplayOnly, "Sum `.item()` where this value is accumulated, or store a detached copy");
       return;
     }
-    std::string repl = detachedText(f, st.value);
+    // The callee stores the elements of a dict or list it is given: the argument itself has no `.detach()`.
+    std::string repl = st.elementOfValue ? std::string() : detachedText(f, st.value);
     if (repl.empty()) {
       finding.withFix(Applicability::DisplayOnly, "Store a detached copy (`.detach()`, and `.cpu()` for non-scalars)");
       return;

@@ -19,7 +19,8 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags outputs, predictions or targets collected across a data loop while they still live on the GPU,
 even when they carry no autograd history (detached, or computed under `torch.no_grad()`):
-`preds.append(out)`, `preds.extend(out)`, `preds += [out]`, `all_logits = torch.cat([all_logits, logits])`.
+`preds.append(out)`, `preds.extend(out)`, `preds += [out]`, `all_logits = torch.cat([all_logits, logits])`,
+and a call of a function that appends one argument to another (`gather(preds, out)`).
 A data loop iterates a data loader (or batches; an instance of a class whose `__iter__` walks a
 loader is one), or runs an evaluation forward on every iteration:
 over files, dataset indices, an iterator drained with `next()`. A loop over a literal handful of

@@ -2,6 +2,31 @@
 
 namespace oomlint::rules {
 
+namespace {
+
+/// `collect(out, outputs)` where `collect` appends its first parameter to its second: a store of
+/// `out` into the caller's `outputs`.
+bool intoArgument(const Facts& f, NodeId call, Store& out) {
+  const Module& m = f.module();
+  Facts::Callee callee = f.calleeOf(call);
+  if (!callee) return false;
+  for (const Summary::StoreInto& k : callee.summary->storesParamInto) {
+    NodeId value = callee.argFor(m, call, k.value), container = callee.argFor(m, call, k.into);
+    if (value == kNone || !isTrackable(m, container)) continue;
+    out.value = value;
+    out.container = container;
+    out.reportAt = call;
+    out.viaMethod = true;
+    out.intoArgument = true;
+    out.elementOfValue = k.element;
+    out.storedAt = callee.summary->storeIntoAt;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool recognizeStore(const Facts& f, NodeId s, Store& out) {
   const Module& m = f.module();
   const Stmt& st = m.stmt(s);
@@ -10,6 +35,7 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
   if (st.kind == StmtKind::Expr && st.value != kNone && m.expr(st.value).kind == ExprKind::Call) {
     std::string_view meth = methodName(m, st.value);
     NodeId recv = receiverOf(m, st.value);
+    if (intoArgument(f, st.value, out)) return true;
     if (recv == kNone) return false;
     // `self.log("loss", loss)` in a LightningModule: Lightning detaches what it logs.
     if ((meth == "log" || meth == "log_dict") && isSelfName(m, recv) &&
@@ -139,7 +165,7 @@ NodeId storeOutlivesLoop(const Facts& f, const Store& st, bool returnedMeansInte
   // `saved.append(log_prob)` per time step, `saved.clear()` after the episode's backward: the
   // container is emptied later in the iteration of this loop, or of the training loop around it
   // (not of an epoch loop around the training loop: a whole epoch's graphs would pile up).
-  if (grows(st) && !st.viaMethod)
+  if (grows(st) && (!st.viaMethod || st.intoArgument))
     for (NodeId l = loop; l != kNone && m.stmt(l).kind != StmtKind::FunctionDef; l = f.enclosingLoop(l)) {
       if (f.clearedLaterInIteration(st.stmt, st.container, l)) return kNone;
       if (f.loopRole(l) & loop_role::kTraining) break;

@@ -15,6 +15,8 @@ struct Store {
   bool concat = false;       // `acc = torch.cat([acc, v])`
   bool viaMethod = false;    // a method (of this file or another module) stores its argument
   NodeId storedAt = kNone;   // that method's statement that does, when it is of this file
+  bool intoArgument = false; // it stores one argument into another: the container is the caller's
+  bool elementOfValue = false;  // what it stores are elements of `value` (a dict or list of tensors), not `value`
   bool replaces = false;     // that method assigns it to an attribute (kept until the next call, no growth)
 };
 

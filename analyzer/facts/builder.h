@@ -72,6 +72,10 @@ class FactsBuilder {
   void computeStores();
   /// computeStores through calls: a function that hands a parameter to a method storing it.
   void storeThroughCalls();
+  /// Summary::storesParamInto for an append of `value` to `receiver` at statement `s` of `fn`.
+  void storeIntoParam(uint32_t fn, NodeId s, NodeId receiver, NodeId value);
+  /// The same through calls: a function that hands two parameters to one that appends.
+  void storeIntoThroughCalls();
   // eval_context.cpp: which modules are in eval mode where, and evaluation functions.
   void computeEvalContexts();
   // loop_roles.cpp: training / evaluation / data loops.

@@ -110,6 +110,16 @@ struct Summary {
   uint32_t storesParam = 0;             // bit i: parameter i is stored where stores pile up (appended, `d[k] = v`)
   uint32_t assignsParam = 0;            // bit i: parameter i replaces an attribute (`self.val = v`): kept, bounded
   NodeId accumulateAt = kNone;          // the statement that does it (evidence for the caller's finding)
+  /// The function appends a parameter to another (`def collect(out, outputs): outputs.append(out)`),
+  /// so a caller's `collect(y, ys)` grows the caller's own `ys` as `ys.append(y)` would.
+  struct StoreInto {
+    uint8_t value = 0;     // the parameter stored
+    uint8_t into = 0;      // the parameter whose container keeps it
+    bool element = false;  // what is stored is an element of `value` (`for v in outs.values()`), not itself
+    bool operator==(const StoreInto&) const = default;
+  };
+  std::vector<StoreInto> storesParamInto;
+  NodeId storeIntoAt = kNone;           // the statement that appends (evidence for the caller's finding)
   int softmaxOfParam = -1;              // it returns the softmax of this parameter (a softmax wrapper)
   uint32_t backwardParams = 0;          // bit i: parameter i is what a backward runs on: the argument has history
   GradMode entryGrad = GradMode::Enabled;

@@ -2,6 +2,7 @@
 // call (`self.sum += val * n`, `self.history[k].append(v)`, `LOG.append(x)` on a global), so a
 // caller's `meter.update(loss)` is an accumulation whatever the meter is called; and the classes
 // of this file whose methods do that (meters, recorders).
+#include <algorithm>
 #include <unordered_set>
 
 #include "facts/builder.h"
@@ -45,7 +46,9 @@ int paramRoot(const Module& m, const Function& fn, NodeId e, int depth = 0) {
 /// `for v in values:`, `for i, v in enumerate(values):`, `for k, v in values.items():`: the
 /// parameter whose elements the loop around `stmt` binds to `name`, or -1. Keys and indices are
 /// not elements, and a name the function also assigns itself (`v = v.item()`) is not one either.
-int elementOfParam(const Module& m, const Facts& f, const Function& fun, uint32_t fn, NodeId stmt, std::string_view name) {
+/// Nested loops count (`for group in outputs.values(): for v in group.values():`).
+int elementOfParam(const Module& m, const Facts& f, const Function& fun, uint32_t fn, NodeId stmt, std::string_view name,
+                   int depth = 0) {
   for (NodeId s : f.statementsOf(fn)) {
     const Stmt& st = m.stmt(s);
     if (st.kind == StmtKind::For) continue;
@@ -77,9 +80,39 @@ int elementOfParam(const Module& m, const Facts& f, const Function& fun, uint32_
     if (iter == kNone || m.expr(iter).kind != ExprKind::Name) return -1;
     for (uint32_t i = 0; i < fun.paramCount; ++i)
       if (m.params[fun.firstParam + i].name == m.expr(iter).text) return m.expr(iter).text == "self" ? -1 : static_cast<int>(i);
-    return -1;
+    return depth < 4 ? elementOfParam(m, f, fun, fn, p, m.expr(iter).text, depth + 1) : -1;
   }
   return -1;
+}
+
+/// The parameter whose object an append's receiver belongs to (`out`, `out[key]`, `out.history`,
+/// `out.setdefault(key, [])`), when the function never rebinds it: the caller's own container.
+/// `self` is not one (Summary::storesParam covers the object's state), and -1 when none.
+int containerParam(const Module& m, const Facts& f, const Function& fun, uint32_t fn, NodeId recv) {
+  NodeId root = recv;
+  for (int depth = 0; root != kNone && depth < 8; ++depth) {
+    const Expr& x = m.expr(root);
+    if (x.kind == ExprKind::Subscript || x.kind == ExprKind::Attribute) root = x.lhs;
+    else if (x.kind == ExprKind::Call && m.canonical(root).empty() && (methodName(m, root) == "setdefault" || methodName(m, root) == "get"))
+      root = receiverOf(m, root);
+    else break;
+  }
+  if (root == kNone || m.expr(root).kind != ExprKind::Name || m.expr(root).text == "self") return -1;
+  for (uint32_t i = 0; i < fun.paramCount && i < 32; ++i)
+    if (m.params[fun.firstParam + i].name == m.expr(root).text)
+      return f.assignmentsOf(fn, m.expr(root).text).empty() ? static_cast<int>(i) : -1;
+  return -1;
+}
+
+/// Records that `fn` appends parameter `value` (or an element of it) to parameter `into`; true
+/// when that is new.
+bool addStoreInto(Summary& sum, int value, int into, bool element, NodeId at) {
+  if (value < 0 || into < 0 || value >= 32 || into >= 32 || value == into) return false;
+  Summary::StoreInto store{static_cast<uint8_t>(value), static_cast<uint8_t>(into), element};
+  if (std::find(sum.storesParamInto.begin(), sum.storesParamInto.end(), store) != sum.storesParamInto.end()) return false;
+  sum.storesParamInto.push_back(store);
+  if (sum.storeIntoAt == kNone) sum.storeIntoAt = at;
+  return true;
 }
 
 /// Parameter `p` is rebound before `stmt` to a value its history does not reach (`val =
@@ -150,6 +183,7 @@ void FactsBuilder::computeStores() {
         if (meth == "append" || meth == "push_back" || meth == "emplace_back") value = positionalArg(m_, st.value, 0);
         else if (meth == "insert") value = positionalArg(m_, st.value, 1);
         if (value != kNone) target = receiverOf(m_, st.value);
+        if (target != kNone) storeIntoParam(fn, s, target, value);
         if (target != kNone && m_.expr(target).kind == ExprKind::Name) {
           // An append to a name: state only when it is not the function's own.
           if (!outlivesCall(m_, f_, fn, target)) {
@@ -186,12 +220,54 @@ void FactsBuilder::computeStores() {
     }
   }
   storeThroughCalls();
+  storeIntoThroughCalls();
   for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
     const Function& fun = m_.functions[fn];
     const Summary& sum = f_.summaries_[fn];
     int32_t cls = f_.classOfFunction(fn);
     if (cls >= 0 && fun.cls >= 0 && (sum.accumulatesParam || sum.storesParam || sum.assignsParam) && fun.name != "__init__")
       f_.accumulatorClass_[static_cast<size_t>(cls)] = true;
+  }
+}
+
+void FactsBuilder::storeIntoParam(uint32_t fn, NodeId s, NodeId receiver, NodeId value) {
+  const Function& fun = m_.functions[fn];
+  int into = containerParam(m_, f_, fun, fn, receiver);
+  if (into < 0) return;
+  int p = paramRoot(m_, fun, value);
+  bool element = p < 0 && m_.expr(value).kind == ExprKind::Name;
+  if (element) p = elementOfParam(m_, f_, fun, fn, s, m_.expr(value).text);
+  if (p < 0 || p >= 32 || rebindsWithoutHistory(m_, f_, fun, fn, s, p)) return;
+  addStoreInto(f_.summaries_[fn], p, into, element, s);
+}
+
+void FactsBuilder::storeIntoThroughCalls() {
+  // `record(outputs, out)` calling `collect(out, outputs)`: it appends one parameter to another too.
+  size_t nf = m_.functions.size();
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (uint32_t fn = 1; fn < nf; ++fn) {
+      const Function& fun = m_.functions[fn];
+      if (fun.isLambda || fun.paramCount < 2) continue;
+      Summary& sum = f_.summaries_[fn];
+      for (NodeId s : f_.fnStmts_[fn]) {
+        const Stmt& st = m_.stmt(s);
+        if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) continue;
+        Facts::Callee callee = f_.calleeOf(st.value);
+        if (!callee || callee.summary == &sum || callee.summary->storesParamInto.empty()) continue;
+        for (Summary::StoreInto inner : std::vector<Summary::StoreInto>(callee.summary->storesParamInto)) {
+          NodeId value = callee.argFor(m_, st.value, inner.value), container = callee.argFor(m_, st.value, inner.into);
+          if (value == kNone || container == kNone) continue;
+          int into = containerParam(m_, f_, fun, fn, container);
+          int p = paramRoot(m_, fun, value);
+          bool element = p < 0 && m_.expr(value).kind == ExprKind::Name;
+          if (element) p = elementOfParam(m_, f_, fun, fn, s, m_.expr(value).text);
+          if (into < 0 || p < 0 || rebindsWithoutHistory(m_, f_, fun, fn, s, p)) continue;
+          changed |= addStoreInto(sum, p, into, element || inner.element, s);
+        }
+      }
+    }
+    if (!changed) break;
   }
 }
 

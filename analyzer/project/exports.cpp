@@ -18,6 +18,7 @@ Summary portable(const Summary& s) {
   out.returns.origin = kNone;
   for (ValueFact& v : out.returnElems) v.origin = kNone;
   out.accumulateAt = kNone;
+  out.storeIntoAt = kNone;
   out.entryGrad = GradMode::Enabled;
   out.calledOnTrainingPath = false;
   return out;
@@ -43,7 +44,7 @@ bool onTrainingPath(const Facts& f, NodeId call) {
 
 bool isEmptySummary(const Summary& s) {
   if (!emptyValue(s.returns) || s.returnsModule || s.returnsLoader || s.events || s.accumulatesParam || s.storesParam || s.assignsParam ||
-      s.softmaxOfParam >= 0 || s.backwardParams)
+      s.softmaxOfParam >= 0 || s.backwardParams || !s.storesParamInto.empty())
     return false;
   return std::all_of(s.returnElems.begin(), s.returnElems.end(), emptyValue);
 }

@@ -31,6 +31,7 @@ inline uint64_t summaryHash(const Summary& s, const std::vector<std::string>& pa
   for (uint8_t e : s.eventOrder) h = mix(h, e);
   h = mix(mix(mix(h, s.accumulatesParam), s.storesParam), s.assignsParam);
   h = mix(mix(h, static_cast<uint64_t>(s.softmaxOfParam + 1)), s.backwardParams);
+  for (const Summary::StoreInto& k : s.storesParamInto) h = mix(h, static_cast<uint64_t>(k.element) << 16 | static_cast<uint64_t>(k.value) << 8 | k.into);
   for (const std::string& p : params) h = mix(h, p);
   return h;
 }

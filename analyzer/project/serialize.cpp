@@ -95,6 +95,9 @@ std::string encode(const CachedModule& c) {
     for (size_t i = 0; i < s.eventOrder.size(); ++i) put(out, i ? " " : "", static_cast<int>(s.eventOrder[i]));
     put(out, "\t");
     for (size_t i = 0; i < s.returnElems.size(); ++i) put(out, i ? " " : "", valueBits(s.returnElems[i]));
+    put(out, "\t");
+    for (size_t i = 0; i < s.storesParamInto.size(); ++i)
+      put(out, i ? " " : "", static_cast<int>(s.storesParamInto[i].element) << 16 | s.storesParamInto[i].value << 8 | s.storesParamInto[i].into);
     put(out, "\n");
   }
   for (const ExportedClass& k : e.classes) {
@@ -134,7 +137,7 @@ bool decode(std::string_view text, CachedModule& out) {
     std::string_view tag = f[0];
     if (tag == "I" && f.size() == 3) {
       e.imports.emplace_back(std::string(f[1]), std::string(f[2]));
-    } else if (tag == "F" && f.size() == 7) {
+    } else if (tag == "F" && f.size() == 8) {
       ExportedFunction fn;
       fn.name = std::string(f[1]);
       fn.method = f[2] == "1";
@@ -154,6 +157,9 @@ bool decode(std::string_view text, CachedModule& out) {
       for (uint64_t v : nums) s.eventOrder.push_back(static_cast<uint8_t>(v));
       if (!numbers(f[6], nums)) return false;
       for (uint64_t v : nums) s.returnElems.push_back(valueFrom(v));
+      if (!numbers(f[7], nums)) return false;
+      for (uint64_t v : nums)
+        s.storesParamInto.push_back({static_cast<uint8_t>(v >> 8 & 0xff), static_cast<uint8_t>(v & 0xff), ((v >> 16) & 1) != 0});
       e.functions.push_back(std::move(fn));
     } else if (tag == "C" && f.size() == 5) {
       ExportedClass k;
