@@ -605,7 +605,7 @@ std::vector<std::string> flagsFor(const std::string& file, const clang::tooling:
     // Real headers win; the stand-in only fills in when LibTorch's are not on the paths.
     flags.insert(flags.end(), {"-idirafter", kBundledDir});
   }
-  flags.insert(flags.end(), {"-w", "-ferror-limit=0", "-Qunused-arguments", "-fno-caret-diagnostics",
+  flags.insert(flags.end(), {"-w", "-ferror-limit=0", "-fno-spell-checking", "-Qunused-arguments", "-fno-caret-diagnostics",
                              "-Wno-unknown-warning-option", "-resource-dir=" + resourceDir()});
   return flags;
 }

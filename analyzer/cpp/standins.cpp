@@ -1,14 +1,15 @@
 #include "cpp/standins.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 
-namespace oomlint::cpp {
-namespace {
+#include "cpp/standins_text.h"
 
-bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+namespace oomlint::cpp {
+
+using namespace text;
+
+namespace {
 
 /// The text between the first pair of quotes after `prefix` in `message` ("unknown type name
 /// 'X'" -> X); "" when the message does not start with `prefix`.
@@ -30,94 +31,6 @@ std::string namespaceOf(std::string_view message) {
   return close == std::string_view::npos ? std::string() : std::string(message.substr(at + kIn.size(), close - at - kIn.size()));
 }
 
-bool isPlainName(const std::string& s) {
-  if (s.empty() || !isIdentStart(s[0])) return false;
-  for (char c : s)
-    if (!isIdentChar(c)) return false;
-  return s != "oomlint_standin";
-}
-
-bool isScopePath(const std::string& s) {
-  size_t start = 0;
-  while (true) {
-    size_t colons = s.find("::", start);
-    if (!isPlainName(s.substr(start, colons == std::string::npos ? std::string::npos : colons - start))) return false;
-    if (colons == std::string::npos) return true;
-    start = colons + 2;
-  }
-}
-
-/// A small reader of C++ text that skips comments, string and character literals.
-class Tokens {
- public:
-  explicit Tokens(std::string_view s) : s_(s) {}
-  /// The next token's offset at or after `at`, past spaces and comments (s_.size() at the end).
-  size_t next(size_t at) const {
-    while (at < s_.size()) {
-      if (std::isspace(static_cast<unsigned char>(s_[at]))) {
-        ++at;
-      } else if (s_.compare(at, 2, "//") == 0) {
-        size_t nl = s_.find('\n', at);
-        at = nl == std::string_view::npos ? s_.size() : nl + 1;
-      } else if (s_.compare(at, 2, "/*") == 0) {
-        size_t end = s_.find("*/", at + 2);
-        at = end == std::string_view::npos ? s_.size() : end + 2;
-      } else {
-        return at;
-      }
-    }
-    return s_.size();
-  }
-  /// The end of the token that starts at `at`: an identifier, a literal, or one character.
-  size_t end(size_t at) const {
-    if (at >= s_.size()) return at;
-    char c = s_[at];
-    if (isIdentChar(c)) {
-      while (at < s_.size() && isIdentChar(s_[at])) ++at;
-      return at;
-    }
-    if (c == '"' || c == '\'') {
-      for (++at; at < s_.size() && s_[at] != c && s_[at] != '\n'; ++at)
-        if (s_[at] == '\\') ++at;
-      return std::min(at + 1, s_.size());
-    }
-    return at + 1;
-  }
-  bool startsWith(size_t at, std::string_view text) const { return s_.compare(at, text.size(), text) == 0; }
-  std::string_view at(size_t begin, size_t end) const { return s_.substr(begin, end - begin); }
-  size_t size() const { return s_.size(); }
-
- private:
-  std::string_view s_;
-};
-
-/// What follows a name written at `offset`: a scope (`N::`), a call (`f(`), a template argument
-/// list (`T<`), what follows a type (`T x`, `T>`, `T...`), or anything else (a value's place).
-enum class After { Scope, Call, Angle, Typed, Other };
-After whatFollows(const Tokens& t, std::string_view source, size_t offset) {
-  size_t nameEnd = t.end(t.next(offset));
-  size_t n = t.next(nameEnd);
-  if (t.startsWith(n, "::")) return After::Scope;
-  if (t.startsWith(n, "(")) return After::Call;
-  if (t.startsWith(n, "<")) return After::Angle;
-  if (t.startsWith(n, ">") || t.startsWith(n, "...") || (n < source.size() && isIdentStart(source[n]))) return After::Typed;
-  return After::Other;
-}
-
-/// Where `name` is written as a whole word from `offset` on, within the statement (the offset
-/// itself when it is not found).
-size_t memberAt(const Tokens& t, std::string_view source, size_t offset, const std::string& name) {
-  for (size_t at = t.next(offset), steps = 0; at < t.size() && steps < 16; at = t.next(t.end(at)), ++steps) {
-    if (t.at(at, t.end(at)) == name) return at;
-    if (source[at] == ';' || source[at] == '{') break;
-  }
-  return offset;
-}
-
-/// Names after `.` or `->` that are not a member to declare: the stand-in's own, and `operator`
-/// (`x.operator()(...)`), which cannot be declared as a plain member.
-constexpr std::array<std::string_view, 8> kOwnMembers = {"begin", "end", "Any", "BatchType", "ExampleType", "value_type", "element_type", "operator"};
-
 }  // namespace
 
 bool isUnresolvedNameError(std::string_view m) {
@@ -127,29 +40,13 @@ bool isUnresolvedNameError(std::string_view m) {
   return false;
 }
 
-void Standins::scanMembers(std::string_view source) {
-  Tokens t(source);
-  std::set<std::string> notCalled;
-  for (size_t at = t.next(0); at < t.size(); at = t.next(t.end(at))) {
-    bool arrow = t.startsWith(at, "->");
-    if (!arrow && !(t.startsWith(at, ".") && !(at + 1 < t.size() && std::isdigit(static_cast<unsigned char>(source[at + 1]))))) continue;
-    size_t name = t.next(at + (arrow ? 2 : 1));
-    if (t.startsWith(name, "template")) name = t.next(t.end(name));
-    if (name >= t.size() || !isIdentStart(source[name])) continue;
-    std::string member(t.at(name, t.end(name)));
-    if (std::find(kOwnMembers.begin(), kOwnMembers.end(), member) != kOwnMembers.end()) continue;
-    members_.insert(member);
-    size_t after = t.next(t.end(name));
-    bool called = t.startsWith(after, "(") || t.startsWith(after, "<");
-    if (!called) notCalled.insert(member);
-  }
-  for (const std::string& mname : members_)
-    if (!notCalled.count(mname)) methods_.insert(mname);
-}
-
 bool Standins::learn(const std::vector<UnresolvedName>& errors, std::string_view source) {
   size_t before = size() - members_.size();
   Tokens t(source);
+  if (!aliasesScanned_) {
+    scanAliases(source);
+    aliasesScanned_ = true;
+  }
   auto add = [&](std::set<std::string>& into, const std::string& name) {
     if (isPlainName(name)) into.insert(name);
   };
@@ -157,14 +54,18 @@ bool Standins::learn(const std::vector<UnresolvedName>& errors, std::string_view
     const std::string& msg = e.message;
     After after = e.offset < source.size() ? whatFollows(t, source, e.offset) : After::Other;
     if (std::string n = quotedAfter(msg, "unknown type name"); !n.empty()) {
-      add(after == After::Angle ? templates_ : types_, n);
+      std::set<std::string>& kind = after == After::Angle ? templates_ : types_;
+      if (!redirectUsing(kind, n)) add(kind, n);
     } else if (std::string u = quotedAfter(msg, "unknown class name"); !u.empty()) {
-      add(types_, u);
+      if (!redirectUsing(types_, u)) add(types_, u);
     } else if (std::string v = quotedAfter(msg, "use of undeclared identifier"); !v.empty()) {
-      add(after == After::Scope ? scopes_ : values_, v);
+      // `uchar first = ...;`, `std::vector<uchar>`: a type Clang could not tell from a value.
+      bool typed = after == After::Typed || (after == After::Other && templateArgument(t, source, e.offset));
+      std::set<std::string>& kind = after == After::Scope ? scopes_ : typed ? types_ : values_;
+      if (!redirectUsing(kind, v)) add(kind, v);
     } else if (std::string tn = quotedAfter(msg, "no template named"); !tn.empty()) {
       std::string ns = namespaceOf(msg);
-      if (ns.empty()) add(templates_, tn);
+      if (ns.empty() && !redirectUsing(templates_, tn)) add(templates_, tn);
       else if (isScopePath(ns) && isPlainName(tn)) scopedTemplates_.insert({ns, tn});
     } else {
       // "no type named" / "no member named 'Y' in namespace 'N'": Clang says type where it tried
@@ -181,7 +82,20 @@ bool Standins::learn(const std::vector<UnresolvedName>& errors, std::string_view
       else scopedValues_.insert({ns, mem});
     }
   }
+  // An alias of a namespace no header declares is no namespace of its own: its target is.
+  for (const auto& [alias, target] : aliasTargets_)
+    if (aliases_.count(alias) || scopes_.count(alias) || scopes_.count(target.substr(0, target.find("::")))) {
+      aliases_.insert(alias);
+      scopes_.insert(target);
+    }
+  for (const std::string& a : aliases_) scopes_.erase(a);
   scanScopedNames(source);
+  // `using resnet::ResNet;`: declared in its namespace once that is a stand-in.
+  for (const Scoped& u : usings_)
+    if (scopes_.count(u.scope)) redirectUsing(values_, u.name);
+  for (const std::string& s : scopes_)
+    if (s.find("::") == std::string::npos && values_.count(s) && !types_.count(s) && !templates_.count(s) && !definesMembersOf(source, s))
+      classScopes_.insert(s);
   bool learned = size() - members_.size() > before;
   if (learned && !scanned_) {
     scanMembers(source);
@@ -190,31 +104,36 @@ bool Standins::learn(const std::vector<UnresolvedName>& errors, std::string_view
   return learned;
 }
 
-void Standins::scanScopedNames(std::string_view source) {
-  if (scopes_.empty()) return;
-  Tokens t(source);
-  for (size_t at = t.next(0); at < t.size(); at = t.next(t.end(at))) {
-    if (!isIdentStart(source[at]) || (at > 0 && (isIdentChar(source[at - 1]) || source[at - 1] == ':'))) continue;
-    // `ns::a::b`: the longest chain of names joined by `::` that starts here.
-    std::string scope(t.at(at, t.end(at)));
-    if (!scopes_.count(scope)) continue;
-    size_t cur = at;
-    while (true) {
-      size_t colons = t.next(t.end(cur));
-      if (!t.startsWith(colons, "::")) break;
-      size_t name = t.next(colons + 2);
-      if (name >= t.size() || !isIdentStart(source[name])) break;
-      std::string member(t.at(name, t.end(name)));
-      switch (whatFollows(t, source, name)) {
-        case After::Scope: scopes_.insert(scope + "::" + member); break;
-        case After::Angle: scopedTemplates_.insert({scope, member}); break;
-        case After::Typed: scopedTypes_.insert({scope, member}); break;
-        default: scopedValues_.insert({scope, member}); break;
-      }
-      scope += "::" + member;
-      cur = name;
-    }
+bool Standins::redirectUsing(std::set<std::string>& kind, const std::string& name) {
+  for (const Scoped& u : usings_) {
+    if (u.name != name || !isScopePath(u.scope)) continue;
+    // Declared where the `using` finds it; the uses in the file outrank the one error's guess.
+    int uses = usingKinds_.count(name) ? usingKinds_.at(name) : 0;
+    if (usingClasses_.count(name)) classScopes_.insert(u.scope + "::" + name);
+    else if ((uses & kUsedAsTemplate) || &kind == &templates_) scopedTemplates_.insert(u);
+    else if ((uses & kUsedAsType) || &kind == &types_) scopedTypes_.insert(u);
+    else scopedValues_.insert(u);
+    return true;
   }
+  return false;
+}
+
+std::string Standins::classScope(const std::string& path, const std::string& name) const {
+  std::string h = "struct " + name + " : ::oomlint_standin::Any {\n  using Any::Any;\n";
+  std::set<std::string> declared{name};
+  for (const std::string& s : scopes_) {
+    size_t colons = s.rfind("::");
+    if (colons == std::string::npos || s.substr(0, colons) != path) continue;
+    std::string member = s.substr(colons + 2);
+    if (declared.insert(member).second) h += classScope(s, member);
+  }
+  for (const Scoped& s : scopedTypes_)
+    if (s.scope == path && declared.insert(s.name).second) h += "  using " + s.name + " = ::oomlint_standin::Any;\n";
+  for (const Scoped& s : scopedTemplates_)
+    if (s.scope == path && declared.insert(s.name).second) h += "  template <class...> using " + s.name + " = ::oomlint_standin::Any;\n";
+  for (const Scoped& s : scopedValues_)
+    if (s.scope == path && declared.insert(s.name).second) h += "  static inline ::oomlint_standin::Any " + s.name + ";\n";
+  return h + "};\n";
 }
 
 std::string Standins::header() const {
@@ -227,6 +146,9 @@ std::string Standins::header() const {
       "  Any(const Any&);\n"
       "  template <class T> operator T&() const;\n"
       "  template <class... A> Any& operator()(A&&...) const;\n"
+      // A braced list deduces no template argument (`Dataset(root, {160, 160})`): these take it.
+      "  Any(const Any&, const Any&, const Any& = {}, const Any& = {}, const Any& = {}, const Any& = {}, const Any& = {}, const Any& = {});\n"
+      "  Any& operator()(const Any&, const Any& = {}, const Any& = {}, const Any& = {}, const Any& = {}, const Any& = {}, const Any& = {}, const Any& = {}) const;\n"
       "  Any* operator->() const;\n"
       "  Any& operator*() const;\n"
       "  template <class I> Any& operator[](I&&) const;\n"
@@ -240,7 +162,8 @@ std::string Standins::header() const {
   for (const char* op : {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
     h += std::string("  template <class T> Any& operator") + op + "(const T&);\n";
   for (const std::string& name : members_)
-    h += methods_.count(name) ? "  template <class... T, class... A> Any& " + name + "(A&&...) const;\n" : "  static Any " + name + ";\n";
+    // `vm["lr"].as<float>()`, `x.item<double>()`: what the first template argument names.
+    h += methods_.count(name) ? "  template <class R = Any, class... T, class... A> R& " + name + "(A&&...) const;\n" : "  static Any " + name + ";\n";
   h += "};\n";
   // Any on one side only: an exact match, so neither the built-in operators (which would convert
   // the stand-in) nor each other make the call ambiguous; Any on both sides takes the plain one.
@@ -260,6 +183,18 @@ std::string Standins::header() const {
   h += "}  // namespace oomlint_standin\n";
   // One declaration a name: a type (which also serves as a scope, `Trainer::evaluate`), else a
   // template, else a namespace, else a value.
+  // A name called and used as a scope (`CIFAR10(path)`, `CIFAR10::Mode::kTest`) is a class with
+  // its scope's members nested in it; what is under it is declared there, not in a namespace.
+  auto underClass = [&](const std::string& path) {
+    for (const std::string& c : classScopes_)
+      if (path == c || path.rfind(c + "::", 0) == 0) return true;
+    return false;
+  };
+  for (const std::string& c : classScopes_) {
+    size_t colons = c.rfind("::");
+    if (colons == std::string::npos) h += classScope(c, c);
+    else h += "namespace " + c.substr(0, colons) + " {\n" + classScope(c, c.substr(colons + 2)) + "}\n";
+  }
   for (const std::string& n : types_) h += "using " + n + " = ::oomlint_standin::Any;\n";
   for (const std::string& n : templates_)
     if (!types_.count(n)) h += "template <class...> using " + n + " = ::oomlint_standin::Any;\n";
@@ -272,14 +207,17 @@ std::string Standins::header() const {
     return scopedTypes_.count(k) || scopedTemplates_.count(k);
   };
   for (const std::string& s : scopes_)
-    if (!types_.count(s) && !templates_.count(s) && !scopedType(s)) h += "namespace " + s + " {}\n";
+    if (!types_.count(s) && !templates_.count(s) && !scopedType(s) && !underClass(s)) h += "namespace " + s + " {}\n";
   for (const std::string& n : values_)
     if (!types_.count(n) && !templates_.count(n) && !scopes_.count(n)) h += "inline ::oomlint_standin::Any " + n + ";\n";
-  for (const Scoped& s : scopedTypes_) h += "namespace " + s.scope + " { using " + s.name + " = ::oomlint_standin::Any; }\n";
+  auto isClass = [&](const Scoped& s) { return classScopes_.count(s.scope + "::" + s.name) > 0; };
+  for (const Scoped& s : scopedTypes_)
+    if (!underClass(s.scope) && !isClass(s)) h += "namespace " + s.scope + " { using " + s.name + " = ::oomlint_standin::Any; }\n";
   for (const Scoped& s : scopedTemplates_)
-    if (!scopedTypes_.count(s)) h += "namespace " + s.scope + " { template <class...> using " + s.name + " = ::oomlint_standin::Any; }\n";
+    if (!scopedTypes_.count(s) && !underClass(s.scope) && !isClass(s))
+      h += "namespace " + s.scope + " { template <class...> using " + s.name + " = ::oomlint_standin::Any; }\n";
   for (const Scoped& s : scopedValues_)
-    if (!scopedTypes_.count(s) && !scopedTemplates_.count(s) && !scopes_.count(s.scope + "::" + s.name))
+    if (!scopedTypes_.count(s) && !scopedTemplates_.count(s) && !scopes_.count(s.scope + "::" + s.name) && !underClass(s.scope) && !isClass(s))
       h += "namespace " + s.scope + " { inline ::oomlint_standin::Any " + s.name + "; }\n";
   return h;
 }

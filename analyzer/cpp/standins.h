@@ -11,9 +11,11 @@
 // that uses them is lowered; what the stand-ins return is unknown to the facts, as it should be.
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace oomlint::cpp {
@@ -53,11 +55,30 @@ class Standins {
   /// Every `ns::name` chain the file writes under a namespace learned so far, declared at once
   /// by what follows each name, so the namespace's members need no parse of their own.
   void scanScopedNames(std::string_view source);
+  /// `namespace po = boost::program_options;` and `using resnet::ResNet;` where the namespace is
+  /// one no header declares: the alias needs its target declared (not a namespace of its own
+  /// name), and a name brought in by `using` is declared in its namespace, of the kind its uses
+  /// in the file show (`ResNet<Block> net(...)` is a template).
+  void scanAliases(std::string_view source);
+  /// A name learned unqualified that a `using` brings in from a stand-in namespace goes there.
+  bool redirectUsing(std::set<std::string>& kind, const std::string& name);
+  /// The file defines members of `name` out of line (`void Name::run() {`).
+  static bool definesMembersOf(std::string_view source, const std::string& name);
+  /// The class declaring a name that is called and used as a scope, its scope's members nested.
+  std::string classScope(const std::string& path, const std::string& name) const;
 
   std::set<std::string> types_, templates_, values_, scopes_;
   std::set<Scoped> scopedTypes_, scopedTemplates_, scopedValues_;
   std::set<std::string> members_, methods_;  // members_: all; methods_: those only ever called
+  std::set<std::string> aliases_;             // namespace aliases whose target is a stand-in
+  std::vector<std::pair<std::string, std::string>> aliasTargets_;  // every `namespace a = t;` of the file
+  std::vector<Scoped> usings_;                // `using scope::name;` of the file
+  std::map<std::string, int> usingKinds_;     // those names' uses: 1 as a type, 2 as a template
+  std::set<std::string> classScopes_;         // names called and used as a scope (Standins::classScope)
+  std::set<std::string> usingClasses_;        // names a `using` brings in that the file calls and uses as a scope
+  static constexpr int kUsedAsType = 1, kUsedAsTemplate = 2, kUsedAsScope = 4, kCalled = 8;
   bool scanned_ = false;
+  bool aliasesScanned_ = false;
 };
 
 }  // namespace oomlint::cpp
