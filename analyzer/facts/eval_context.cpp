@@ -98,7 +98,9 @@ std::string_view forwardReceiverOf(const Facts& f, const Module& m, NodeId call)
 
 bool isTestFunction(const Module& m, uint32_t fn) {
   std::string_view name = m.functions[fn].name;
-  if (name.substr(0, 5) == "test_" || name.substr(0, 6) == "_test_") return true;
+  // pytest's naming: a C++ program's `test_model(net, loader)` is its evaluation, and C++ unit
+  // tests are written with a framework's macros instead.
+  if (m.lang == Lang::Python && (name.substr(0, 5) == "test_" || name.substr(0, 6) == "_test_")) return true;
   int32_t cls = m.functions[fn].cls;
   if (cls >= 0)
     for (NodeId b : items(m, m.classes[static_cast<size_t>(cls)].bases))
@@ -430,7 +432,7 @@ void FactsBuilder::computeEvalContexts() {
   for (uint32_t fn = 1; fn < nf; ++fn) {
     const Function& f = m_.functions[fn];
     if (f.isLambda || isTestFunction(m_, fn) || layerMethod[fn]) continue;
-    if (!names::looksLikeEvalFunction(f.name)) continue;
+    if (!names::looksLikeEvalFunction(f.name, m_.lang != Lang::Python)) continue;
     const Summary& sum = f_.summaries_[fn];
     if ((sum.events & event::kUpdate) || sum.calledOnTrainingPath) continue;
     // Shaped for evaluation: it iterates batches, returns what a forward computed, or is named

@@ -129,7 +129,7 @@ bool hasEvalVerbFirst(std::string_view name) {
   return in(w[i], kStrong);
 }
 
-bool looksLikeEvalFunction(std::string_view name) {
+bool looksLikeEvalFunction(std::string_view name, bool testsAreEvaluations) {
   // Every word below contains one of these: most names are ruled out without splitting them.
   std::string low = lower(name);
   if (low.find("val") == std::string::npos && low.find("test") == std::string::npos && low.find("pred") == std::string::npos &&
@@ -144,6 +144,11 @@ bool looksLikeEvalFunction(std::string_view name) {
   // pytest/unittest tests, and helpers with "test" in their names are test utilities.
   if (n == "test" || n == "test_epoch" || n == "test_one_epoch" || n == "test_loop" || n == "testing") return true;
   std::vector<std::string> w = words(name);
+  // Where no test framework names its tests so (C++: `test_model(net, loader)`, `runTest`),
+  // "test" leads like the other verbs.
+  if (testsAreEvaluations && !w.empty() && (w.front() == "test" || (w.size() >= 2 && (w.front() == "run" || w.front() == "do") && w[1] == "test")) &&
+      std::find(w.begin(), w.end(), "step") == w.end())
+    return true;
   // Per-batch hooks of training frameworks (`validation_step`, `valid_step_with_inference`,
   // `test_step_end`): the framework calls them and chooses the grad mode, usually no_grad.
   if (std::find(w.begin(), w.end(), "step") != w.end())

@@ -20,7 +20,8 @@ bool looksLikeLoader(std::string_view name);     // train_loader, val_dl, batche
 bool looksLikeDevice(std::string_view name);     // device, dev, self.device ...
 bool looksLikeScheduler(std::string_view name);  // scheduler, lr_scheduler, sched ...
 /// Function names that mean evaluation: evaluate, validate, val_epoch, predict, inference, test.
-bool looksLikeEvalFunction(std::string_view name);
+/// With `testsAreEvaluations` (code no test framework names `test_*`: C++), test_model and runTest too.
+bool looksLikeEvalFunction(std::string_view name, bool testsAreEvaluations = false);
 /// The name starts with an unambiguous evaluation verb (evaluate, validate, predict, test,
 /// inference; also after run_/do_), not one that also means "deduce" (`infer_shape`).
 bool hasEvalVerbFirst(std::string_view name);
