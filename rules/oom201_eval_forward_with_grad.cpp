@@ -37,7 +37,10 @@ in eval mode is still in eval mode there; `eval()` inside a chain of methods tha
 counts too: `model = Net().to(device).eval()`, `net = net.eval()`, `model.cuda().eval()`; a model
 a script's own top-level code puts in eval mode is in eval mode in the functions that read it as a
 global: those the script calls, and top-level functions nothing in the file calls, such as a
-callback handed to a UI or a server), or a
+callback handed to a UI or a server; a plain class, no module and no framework's, whose `__init__`
+puts a module it keeps in eval mode, `self.model.eval()` or `model.eval()` then `self.mdl = model`,
+and that never trains, replaces, freezes or switches it back, is an inference wrapper: each of its
+methods runs that module in eval mode, whatever the method is called), or a
 forward in a function named for evaluation
 (`evaluate`, `validate`, `predict`, `run_inference` ...) that iterates a data loader, returns the
 forward's output or is named with the verb first. Across modules of a project the same holds: a
@@ -53,8 +56,10 @@ validate(self, loader): self.eval(); for x, y in loader: self(x)`). An `eval()` 
 (`if hasattr(model, "eval"):`, `if isinstance(model, nn.Module):`) holds on both paths: where the
 test fails the object is no module and runs no module's forward. A helper of the file that runs
 the forward, called on an evaluation path while its other callers do not all evaluate (a training
-step calls it before its backward), is reported at that call: the helper itself stays as it is,
-and the fix, wrapping the call, is unsafe. A function a training
+step calls it before its backward) or run it under `no_grad` (so the helper has no grad mode of its
+own), is reported at the call made with autograd on: the helper itself stays as it is, and the fix,
+wrapping the call, is unsafe. In C++, where no test framework names its tests so, `test_model(net,
+loader)` and `runTest` are evaluation functions too. A function a training
 step of the file also calls (in the iteration of a loop that backpropagates, or before a backward)
 is not an evaluation function. One called between steps (`evaluate(model, val_loader)` after the
 batch loop, inside the epoch loop) is, when it runs its own batches: a data loop with a forward. `model.generate()`, tokenizers,

@@ -78,6 +78,16 @@ class FactsBuilder {
   void storeIntoThroughCalls();
   // eval_context.cpp: which modules are in eval mode where, and evaluation functions.
   void computeEvalContexts();
+  /// wrapper_eval.cpp: a module an inference wrapper's `__init__` leaves in eval mode for good.
+  struct KeptInEval {
+    std::string_view path;  // `self.model`
+    NodeId opener;          // the statement that switches it
+  };
+  /// Per class of this file: the `self.*` modules each method runs in eval mode (a plain class
+  /// that puts them in eval mode in `__init__` and never trains, replaces or unfreezes them).
+  std::vector<std::vector<KeptInEval>> inferenceWrapperModules() const;
+  /// Some `.train()` (not `train(False)`) is called on an attribute named `attr`, or on `self`.
+  bool switchedToTrain(std::string_view attr) const;
   // loop_roles.cpp: training / evaluation / data loops.
   void computeLoopRoles();
   // discarded_forwards.cpp: forwards whose output only reaches history-dropping uses.

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "facts/builder.h"
+#include "facts/mode_switch.h"
 #include "facts/names.h"
 #include "facts/torch_api.h"
 
@@ -125,7 +126,7 @@ class EvalWalker {
     // `model.eval()`, `model.cuda().eval()`, `model.eval().to(device)`; and assignments that keep
     // the module: `model = Net().to(device).eval()`, `net = net.eval()`.
     NodeId base = kNone;
-    char sw = switchInChain(st.value, base);
+    char sw = moduleModeSwitch(m_, st.value, base);
     if (!sw) return 0;
     NodeId subject = base;
     if (st.kind == StmtKind::Assign) {
@@ -139,42 +140,6 @@ class EvalWalker {
     if (k != Kind::Module && k != Kind::ModuleCollection) return 0;
     path = f_.pathKey(subject);
     return path.empty() ? 0 : sw;
-  }
-
-  /// The mode the outermost `eval()` / `train(...)` of a chain of module methods that return the
-  /// module (`to`, `cuda`, `half`, ...) leaves it in ('e', 't', or 0 for none or an unknown flag),
-  /// and the chain's base (`model` in `model.cuda().eval()`).
-  char switchInChain(NodeId call, NodeId& base) const {
-    char sw = 0;
-    bool decided = false;
-    NodeId e = call;
-    for (int guard = 0; guard < 8 && e != kNone && m_.expr(e).kind == ExprKind::Call; ++guard) {
-      std::string_view meth = methodName(m_, e);
-      NodeId recv = receiverOf(m_, e);
-      if (recv == kNone || !m_.canonical(e).empty()) break;
-      if (meth == "eval" || meth == "train") {
-        if (!decided) sw = switchOf(e, meth);
-        decided = true;
-      } else if (!returnsTheModule(meth)) {
-        break;
-      }
-      e = recv;
-    }
-    base = e;
-    return sw;
-  }
-
-  static bool returnsTheModule(std::string_view meth) {
-    return meth == "to" || meth == "cuda" || meth == "cpu" || meth == "half" || meth == "float" || meth == "double" ||
-           meth == "bfloat16" || meth == "requires_grad_" || meth == "share_memory" || meth == "to_empty";
-  }
-
-  char switchOf(NodeId call, std::string_view meth) const {
-    if (meth == "eval") return m_.expr(call).argCount == 0 ? 'e' : 0;
-    NodeId a = positionalArg(m_, call, 0);
-    if (a == kNone) a = keywordArg(m_, call, "mode");
-    if (a != kNone && isFalseLiteral(m_, a)) return 'e';
-    return (a == kNone || isTrueLiteral(m_, a)) ? 't' : 0;
   }
 
   /// A call of no function of this file (perhaps of another module): which of its arguments
@@ -477,6 +442,14 @@ void FactsBuilder::computeEvalContexts() {
       }
       entry[fn] = external[fn];
     }
+  // The methods of an inference wrapper run the modules its `__init__` left in eval mode (a method
+  // this file calls starts with what its call sites agree on, as any other).
+  std::vector<std::vector<KeptInEval>> wrappers = inferenceWrapperModules();
+  for (uint32_t fn = 1; fn < nf; ++fn) {
+    const Function& f = m_.functions[fn];
+    if (f.cls < 0 || f.isLambda || f.name == "__init__") continue;
+    for (const KeptInEval& k : wrappers[static_cast<size_t>(f.cls)]) entry[fn].push_back({k.path, k.opener});
+  }
   std::unordered_map<NodeId, EvalSet> sites;
   EvalSet moduleLevel;  // what the module's own code leaves in eval mode
   std::unordered_set<NodeId> training;
@@ -546,6 +519,12 @@ void FactsBuilder::computeEvalContexts() {
     auto n = evalCalls.find(helper);
     return !calledElsewhere[helper] && n != evalCalls.end() && n->second >= 2 && n->second == callSites_[helper].size();
   };
+  // A helper whose callers disagree on grad mode (some run it under `no_grad`): its forward has no
+  // grad mode of its own, and the calls made with autograd on are where it runs with it.
+  auto splitByGrad = [&](uint32_t helper, NodeId opener, NodeId stmt) {
+    if (opener == Facts::kEvalByName || opener == Facts::kEvalByCaller || m_.stmt(opener).function == helper) return false;
+    return f_.gradMode_[stmt] == GradMode::Unknown;
+  };
   // A helper that runs the forward, called on an evaluation path while a training step calls it
   // too: its callers disagree, so its own forward is on no evaluation path, and the call is the
   // forward of this one (`_validate` puts `self.model` in eval and calls `self._step(batch)`,
@@ -565,7 +544,7 @@ void FactsBuilder::computeEvalContexts() {
       for (NodeId c : f_.stmtCalls_[s]) {
         if (!f_.isForwardCall(c)) continue;
         auto known = f_.evalOpener_.find(c);
-        bool split = known != f_.evalOpener_.end() && splitPerPath(helper, known->second);
+        bool split = known != f_.evalOpener_.end() && (splitPerPath(helper, known->second) || splitByGrad(helper, known->second, s));
         if (known != f_.evalOpener_.end() && !split) continue;
         NodeId op = covers(mapped, forwardReceiverOf(f_, m_, c));
         if (op == kNone) continue;
