@@ -1,5 +1,6 @@
 // OOM108 hook-stores-tensor
 #include <algorithm>
+#include <unordered_map>
 
 #include "rules/common.h"
 #include "rules/registry.h"
@@ -17,7 +18,8 @@ Flags a forward/backward hook (`register_forward_hook`, `register_full_backward_
 that runs every iteration (inside a training/evaluation loop, or in a step such a loop calls per
 batch) whose handle is thrown away or kept in a name nothing reads again (no `handle.remove()`).
 A `Tensor.register_hook` on a tensor the iteration computes goes with that tensor and is not
-flagged. Hooks may be functions, lambdas (`lambda m, i, o: feats.append(o)`),
+flagged. A local name of the hook that holds its tensor counts as the tensor (`act = output`, then
+`act = self.reshape(act)` on some path, then `self.acts.append(act.cpu())`). Hooks may be functions, lambdas (`lambda m, i, o: feats.append(o)`),
 `functools.partial(save, name)` of a function of the file, instances of a class of the file (its
 `__call__`),
 bound methods (`self.save_activation`, `recorder.save`) or the functions a factory returns. A
@@ -192,6 +194,38 @@ class Oom108 final : public Rule {
     return false;
   }
 
+  /// Locals of the hook that hold one of its tensors (`act = output`), perhaps passed through a
+  /// transform on some path (`if self.reshape is not None: act = self.reshape(act)`): every
+  /// assignment of the name is the tensor (or another such local), or a call given it, and one is
+  /// the tensor itself, so on some path what is stored is the hook's tensor.
+  static void addAliases(const Facts& f, uint32_t fn, std::vector<std::string_view>& tensors) {
+    const Module& m = f.module();
+    for (int round = 0; round < 3; ++round) {
+      std::vector<std::string_view> found;
+      std::unordered_map<std::string_view, std::pair<bool, bool>> seen;  // name -> (some rooted, all rooted or transformed)
+      for (NodeId s : f.statementsOf(fn)) {
+        const Stmt& st = m.stmt(s);
+        if (st.kind != StmtKind::Assign || st.targets.count != 1 || st.value == kNone) continue;
+        const Expr& t = m.expr(st.target);
+        if (t.kind != ExprKind::Name || std::find(tensors.begin(), tensors.end(), t.text) != tensors.end()) continue;
+        // `act = act[0]`, `act = self.reshape(act)`: what the name already holds, kept or transformed.
+        std::vector<std::string_view> withSelf = tensors;
+        withSelf.push_back(t.text);
+        bool rooted = rootedAt(m, st.value, tensors);
+        bool kept = rooted || rootedAt(m, st.value, withSelf);
+        bool transformed = !kept && m.expr(st.value).kind == ExprKind::Call &&
+                           std::any_of(argsOf(m, m.expr(st.value)).begin(), argsOf(m, m.expr(st.value)).end(),
+                                       [&](const Arg& a) { return rootedAt(m, a.value, withSelf); });
+        auto [it, fresh] = seen.try_emplace(t.text, rooted, kept || transformed);
+        if (!fresh) it->second = {it->second.first || rooted, it->second.second && (kept || transformed)};
+      }
+      for (const auto& [name, state] : seen)
+        if (state.first && state.second) found.push_back(name);
+      if (found.empty()) return;
+      tensors.insert(tensors.end(), found.begin(), found.end());
+    }
+  }
+
   struct HookStore {
     NodeId value = kNone, container = kNone;
     Span where;
@@ -242,6 +276,7 @@ class Oom108 final : public Rule {
       if (!tensorHook && !forwardOutput) tuples.push_back(m.params[h.firstParam + i].name);
     }
     if (tensors.empty()) return;
+    addAliases(f, fn, tensors);
     for (const HookStore& store : storesOf(f, fn, backwardHook)) {
       NodeId value = store.value, container = store.container;
       if (!rootedAt(m, value, tensors)) continue;
