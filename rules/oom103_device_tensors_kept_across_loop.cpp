@@ -24,7 +24,9 @@ and a call of a function that appends one argument to another (`gather(preds, ou
 A data loop iterates a data loader (or batches; an instance of a class whose `__iter__` walks a
 loader is one), or runs an evaluation forward on every iteration:
 over files, dataset indices, an iterator drained with `next()`. A loop over a literal handful of
-values (`for flip in (False, True)`) is not one, and a tensor grown with `torch.cat` that the loop
+values (`for flip in (False, True)`) is not one, nor is a loop over pieces of one input along a
+dimension past the batch (`for start in range(0, x.size(1), chunk)`, `while start < x.size(2)`,
+`x.split(n, dim=-1)`), whose kept outputs are that input's result in parts, and a tensor grown with `torch.cat` that the loop
 feeds back into the model (a generation loop's context) is its input, not a collection.
 A tensor moved with `.to(device)` or `.cuda()` under `no_grad` carries no history, whatever it was
 before: `batch = {k: v.to(device) for k, v in batch.items()}` then `labels.append(batch["labels"])`.
@@ -95,6 +97,44 @@ bool fixedLength(const Module& m, NodeId loop) {
   return true;
 }
 
+/// A loop over pieces of one sample along a dimension past the batch (`for start in range(0,
+/// x.size(1), chunk)`, `while start < x.size(2)`, `for piece in x.split(n, dim=-1)`): what it
+/// collects is that sample's output in parts, no more than the result it is joined into, not a
+/// growing set of batches.
+bool piecesOfOneSample(const Facts& f, NodeId loop) {
+  const Module& m = f.module();
+  const Stmt& l = m.stmt(loop);
+  if (l.value == kNone) return false;
+  auto pastBatch = [&](NodeId d) {
+    if (d == kNone) return false;
+    const Expr& x = m.expr(d);
+    if (x.kind == ExprKind::UnaryOp && x.text == "-") return true;  // -1: the last dimension
+    return x.kind == ExprKind::Number && x.text != "0";
+  };
+  // `x.size(2)`, `x.shape[-1]`, or a name bound once to one.
+  auto sizePastBatch = [&](NodeId e) {
+    if (e != kNone && m.expr(e).kind == ExprKind::Name) e = f.onlyBindingValue(l.function, m.expr(e).text);
+    if (e == kNone) return false;
+    const Expr& x = m.expr(e);
+    if (x.kind == ExprKind::Call && methodName(m, e) == "size" && m.canonical(e).empty()) return pastBatch(positionalArg(m, e, 0));
+    return x.kind == ExprKind::Subscript && m.expr(x.lhs).kind == ExprKind::Attribute && m.expr(x.lhs).text == "shape" && pastBatch(x.rhs);
+  };
+  NodeId it = l.value;
+  if (l.kind == StmtKind::While) {
+    const Expr& test = m.expr(it);
+    if (test.kind != ExprKind::Compare || test.argCount != 2 || (test.text != "<" && test.text != "<=")) return false;
+    return sizePastBatch(m.args[test.firstArg + 1].value);
+  }
+  if (l.kind != StmtKind::For || m.expr(it).kind != ExprKind::Call) return false;
+  std::string_view meth = methodName(m, it);
+  if ((meth == "split" || meth == "chunk") && m.canonical(it).empty() && receiverOf(m, it) != kNone) {
+    NodeId dim = keywordArg(m, it, "dim");
+    return pastBatch(dim != kNone ? dim : positionalArg(m, it, 1));
+  }
+  if (m.expr(m.expr(it).lhs).kind != ExprKind::Name || m.expr(m.expr(it).lhs).text != "range") return false;
+  return sizePastBatch(m.expr(it).argCount >= 2 ? positionalArg(m, it, 1) : positionalArg(m, it, 0));
+}
+
 /// `e` is what the loop iterates, or a part of it (`x, y = batch`, `batch[0]`, `batch["image"]`):
 /// a loader's batch, on the host unless the loop moves it.
 bool loopItem(const Facts& f, NodeId e, NodeId loop, int depth) {
@@ -158,6 +198,7 @@ class Oom103 final : public Rule {
     // A data loop, or a loop that runs an evaluation forward each iteration (over paths, indices).
     if (!(f.loopRole(loop) & (loop_role::kData | loop_role::kEval))) return;
     if (!(f.loopRole(loop) & loop_role::kData) && fixedLength(m, loop)) return;  // `for flip in (False, True)`
+    if (piecesOfOneSample(f, loop)) return;  // chunks of one input, joined into its output
     // `input = torch.cat([input, token])` read back by the model: generation's context, not a collection.
     if (st.concat && forwardReading(f, loop, f.pathKey(st.container)) != kNone) return;
     NodeId box = st.container;
