@@ -34,7 +34,10 @@ sites that pass the model in too).
 An evaluation path is a forward of a module that was put in eval mode (`eval()` belongs to its
 receiver: after `teacher.eval()` only the teacher's forwards count, and a module passed to a helper
 in eval mode is still in eval mode there; `eval()` inside a chain of methods that return the module
-counts too: `model = Net().to(device).eval()`, `net = net.eval()`, `model.cuda().eval()`; a model
+counts too: `model = Net().to(device).eval()`, `net = net.eval()`, `model.cuda().eval()`; a loop
+that switches every module of a collection switches the collection, `for key in self.model.keys():
+self.model[key].eval()` then `self.model["generator"](z)`, and a name whose entries are switched or
+asked for their parameters holds modules; a model
 a script's own top-level code puts in eval mode is in eval mode in the functions that read it as a
 global: those the script calls, and top-level functions nothing in the file calls, such as a
 callback handed to a UI or a server; a plain class, no module and no framework's, whose `__init__`

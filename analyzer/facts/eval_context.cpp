@@ -238,14 +238,7 @@ class EvalWalker {
       case StmtKind::Assign:
       case StmtKind::Expr: {
         std::string_view path;
-        char sw = modeSwitch(s, path);
-        if (sw) ++switches_;  // a set changed: the joins below must intersect again
-        if (sw == 'e') {
-          set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return e.path == path; }), set.end());
-          set.push_back({path, s});
-        } else if (sw == 't') {
-          set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return extends(e.path, path); }), set.end());
-        }
+        apply(modeSwitch(s, path), path, s, set);
         break;
       }
       case StmtKind::If: {
@@ -268,6 +261,14 @@ class EvalWalker {
       }
       case StmtKind::For:
       case StmtKind::While: {
+        // `for key in models.keys(): models[key].eval()`: the whole collection.
+        NodeId collection = kNone;
+        if (char sw = collectionModeSwitch(m_, s, collection); sw && !f_.pathKey(collection).empty()) {
+          EvalSet scratch = set;
+          block(st.body, scratch, record);
+          apply(sw, f_.pathKey(collection), s, set);
+          break;
+        }
         EvalSet a = set;
         const uint64_t before = switches_;
         block(st.body, a, record);
@@ -308,6 +309,17 @@ class EvalWalker {
   }
 
  private:
+  /// A mode switch of `path` at statement `s`: 'e' adds it, 't' removes it and what is under it.
+  void apply(char sw, std::string_view path, NodeId s, EvalSet& set) {
+    if (sw) ++switches_;  // a set changed: the joins below must intersect again
+    if (sw == 'e') {
+      set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return e.path == path; }), set.end());
+      set.push_back({path, s});
+    } else if (sw == 't') {
+      set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return extends(e.path, path); }), set.end());
+    }
+  }
+
   Facts& f_;
   const Module& m_;
   std::unordered_map<NodeId, EvalSet>& sites_;

@@ -211,8 +211,15 @@ void FactsBuilder::collectKinds() {
     if (x.kind != ExprKind::Call) continue;
     NodeId recv = receiverOf(m_, e);
     std::string_view key = f_.pathKey(recv);
-    if (key.empty() || key == "self") continue;
     std::string_view meth = methodName(m_, e);
+    // `self.model[key].eval()`, `nets["G"].parameters()`: a collection of modules.
+    if (key.empty() && recv != kNone && m_.expr(recv).kind == ExprKind::Subscript && moduleOnlyMethod(meth)) {
+      std::string_view holder = f_.pathKey(m_.expr(recv).lhs);
+      if (!holder.empty() && holder != "self" && f_.kindFactOf(m_.expr(recv).lhs).evidence < Evidence::Used)
+        putKind(fn, holder, Kind::ModuleCollection, Evidence::Used);
+      continue;
+    }
+    if (key.empty() || key == "self") continue;
     if (moduleOnlyMethod(meth)) {
       if (f_.kindFactOf(recv).kind == Kind::Class) continue;
       putKind(fn, key, Kind::Module, Evidence::Used);

@@ -12,4 +12,10 @@ namespace oomlint {
 /// chain's receiver (`model` in `model.cuda().eval()`).
 char moduleModeSwitch(const Module& m, NodeId call, NodeId& base);
 
+/// A loop that switches every module of a collection (`for key in models.keys():
+/// models[key].eval()`, `for m in self.nets.values(): m.train()`, `for _, m in d.items():
+/// m.eval()`, `for m in modules: m.eval()`): the mode, and `collection` set to the collection's
+/// expression (`models`). 0 for any other statement.
+char collectionModeSwitch(const Module& m, NodeId loop, NodeId& collection);
+
 }  // namespace oomlint
