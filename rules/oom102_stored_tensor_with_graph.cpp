@@ -44,6 +44,11 @@ accumulation for one backward. A call under `if step % 100 == 0:` runs now and
 then, a function that runs a loop of its own (an epoch, a whole training run) is no step, and an
 object made afresh each iteration takes what it keeps with it.
 
+A dict that a backward proves to carry history through one entry only (`out =
+module.training_step(batch)`, `out["loss"].backward()`) is no longer known to once that entry is
+replaced by a detached copy (`out["loss"] = out["loss"].detach()`) before the store: what its other
+entries hold is unknown.
+
 A list that a loop appends losses to carries their history, as a sum of them does: a helper's
 `return torch.stack(step_losses).mean()` keeps every step's graph, and so does the caller that
 stores what it returns (`curve.append(train_one_epoch(...))`).

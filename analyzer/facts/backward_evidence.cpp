@@ -204,9 +204,17 @@ bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
       any = true;
     }
     subjectRoots(m_, f_.values_, subject, work);
+    size_t direct = work.size();  // the subject's own roots: `out["loss"]` proves `out` through "loss"
     for (int budget = 32; !work.empty() && budget > 0; --budget) {
       NodeId e = work.back();
       work.pop_back();
+      std::string_view key = "*";
+      if (work.size() < direct) {
+        direct = work.size();
+        if (m_.expr(e).kind == ExprKind::Subscript && m_.expr(m_.expr(e).lhs).kind == ExprKind::Name)
+          if (NodeId r = m_.expr(e).rhs; r != kNone && m_.expr(r).kind == ExprKind::String && !stringContents(m_.expr(r).text).empty())
+            key = stringContents(m_.expr(r).text);
+      }
       while (m_.expr(e).kind == ExprKind::Attribute || m_.expr(e).kind == ExprKind::Subscript) e = m_.expr(e).lhs;
       if (m_.expr(e).kind != ExprKind::Name) continue;
       // The assignment that reaches it; after branches that assign it differently (`if cfg.tb:
@@ -223,6 +231,8 @@ bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
         if (st.kind != StmtKind::Assign && !sum) continue;
         if (st.kind == StmtKind::Assign) {
           provenTargets_.insert({site, m_.expr(e).text});
+          auto [at, fresh] = entryProof_.try_emplace(site, key);
+          if (!fresh && at->second != key) at->second = "*";
           // Of `log, out = step(x)`, the outputs the backward reached are known in the next round.
           if (st.target != kNone && m_.expr(st.target).kind == ExprKind::Container) any = true;
         }

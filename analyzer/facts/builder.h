@@ -130,6 +130,14 @@ class FactsBuilder {
   /// (assignment, name) pairs a backward's evidence reached: of `loss, n = helper(...)` with
   /// `loss.backward()`, only `loss` is proven.
   std::set<std::pair<NodeId, std::string_view>> provenTargets_;
+  /// Per assignment a backward's evidence reached: the one string key every proof came through
+  /// (`out["loss"].backward()` proves `out = step(x)` through "loss"), or "*" when any came
+  /// through the whole value.
+  std::unordered_map<NodeId, std::string_view> entryProof_;
+  /// entry_detach.cpp: a read of a name whose history is proven only through one entry, after
+  /// that entry was replaced by a value without history (`out["loss"] = out["loss"].detach()`),
+  /// no longer carries known history.
+  void forgetDetachedEntries();
   /// Calls proven by sameCalleeEvidence: another call of the same callee was a loss, so this one
   /// is a loss's output too (summing it adds a loss).
   std::unordered_set<NodeId> lossByCallee_;

@@ -1068,6 +1068,7 @@ void FactsBuilder::computeValues() {
     std::fill(f_.useSite_.begin(), f_.useSite_.end(), kNone);
     std::fill(f_.useBound_.begin(), f_.useBound_.end(), kNone);
   }
+  forgetDetachedEntries();
 }
 
 // ------------------------------------------------------------------ queries
