@@ -19,8 +19,10 @@ void FactsBuilder::forgetDetachedEntries() {
     NodeId value = m_.stmt(site).value;
     // Proven by the evidence alone (a forward's own output keeps its history).
     if (value == kNone || historyEvidence_.empty() || historyEvidence_[value] == kNone) continue;
+    // Back from the read to the assignment, 256 statements at most: a long function stays linear.
     const std::vector<NodeId>& stmts = f_.statementsOf(m_.stmt(x.stmt).function);
-    for (uint32_t i = f_.posInFn_[site] + 1; i < stmts.size() && i < f_.posInFn_[x.stmt]; ++i) {
+    uint32_t from = f_.posInFn_[site] + 1, to = f_.posInFn_[x.stmt];
+    for (uint32_t i = to, budget = 256; i-- > from && budget-- > 0;) {
       const Stmt& st = m_.stmt(stmts[i]);
       if (st.kind != StmtKind::Assign || st.targets.count != 1 || st.value == kNone) continue;
       const Expr& t = m_.expr(st.target);
