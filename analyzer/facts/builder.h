@@ -70,12 +70,14 @@ class FactsBuilder {
   void computeBackwardParams(std::vector<std::pair<NodeId, NodeId>>& subjects);
   // summaries.cpp: what each function stores or sums from its parameters (syntactic part).
   void computeStores();
-  /// computeStores through calls: a function that hands a parameter to a method storing it.
+  /// computeStores through calls: a function that hands a parameter to a method storing it (and
+  /// storeIntoThrough for one that appends a parameter to another).
   void storeThroughCalls();
   /// Summary::storesParamInto for an append of `value` to `receiver` at statement `s` of `fn`.
   void storeIntoParam(uint32_t fn, NodeId s, NodeId receiver, NodeId value);
-  /// The same through calls: a function that hands two parameters to one that appends.
-  void storeIntoThroughCalls();
+  /// The same through a call at statement `s` of `fn` (storeThroughCalls runs it): a function
+  /// that hands two of its parameters to one that appends. True when `fn` learned a pair.
+  bool storeIntoThrough(uint32_t fn, NodeId s, const Facts::Callee& callee);
   // eval_context.cpp: which modules are in eval mode where, and evaluation functions.
   void computeEvalContexts();
   /// wrapper_eval.cpp: a module an inference wrapper's `__init__` leaves in eval mode for good.

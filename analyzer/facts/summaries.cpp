@@ -85,6 +85,15 @@ int elementOfParam(const Module& m, const Facts& f, const Function& fun, uint32_
   return -1;
 }
 
+/// The parameter a stored value is made from (paramRoot), or, for a loop's name, whose elements
+/// it walks (elementOfParam, then `element` is set); -1 when neither.
+int storedParam(const Module& m, const Facts& f, const Function& fun, uint32_t fn, NodeId stmt, NodeId value, bool& element) {
+  int p = paramRoot(m, fun, value);
+  element = p < 0 && m.expr(value).kind == ExprKind::Name;
+  if (element) p = elementOfParam(m, f, fun, fn, stmt, m.expr(value).text);
+  return p;
+}
+
 /// The parameter whose object an append's receiver belongs to (`out`, `out[key]`, `out.history`,
 /// `out.setdefault(key, [])`), when the function never rebinds it: the caller's own container.
 /// `self` is not one (Summary::storesParam covers the object's state), and -1 when none.
@@ -202,8 +211,8 @@ void FactsBuilder::computeStores() {
       // A bare name summed in a function is that function's own (Python makes it local).
       bool outer = m_.expr(target).kind == ExprKind::Name ? st.kind == StmtKind::Expr : outlivesCall(m_, f_, fn, target);
       if (!outer) continue;
-      int p = paramRoot(m_, fun, value);
-      if (p < 0 && m_.expr(value).kind == ExprKind::Name) p = elementOfParam(m_, f_, fun, fn, s, m_.expr(value).text);
+      bool element = false;
+      int p = storedParam(m_, f_, fun, fn, s, value, element);
       if (p < 0 || p >= 32 || rebindsWithoutHistory(m_, f_, fun, fn, s, p)) continue;
       if (accumulates) sum.accumulatesParam |= 1u << p;
       else if (m_.expr(target).kind == ExprKind::Attribute && st.kind == StmtKind::Assign) sum.assignsParam |= 1u << p;
@@ -220,7 +229,6 @@ void FactsBuilder::computeStores() {
     }
   }
   storeThroughCalls();
-  storeIntoThroughCalls();
   for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
     const Function& fun = m_.functions[fn];
     const Summary& sum = f_.summaries_[fn];
@@ -234,41 +242,27 @@ void FactsBuilder::storeIntoParam(uint32_t fn, NodeId s, NodeId receiver, NodeId
   const Function& fun = m_.functions[fn];
   int into = containerParam(m_, f_, fun, fn, receiver);
   if (into < 0) return;
-  int p = paramRoot(m_, fun, value);
-  bool element = p < 0 && m_.expr(value).kind == ExprKind::Name;
-  if (element) p = elementOfParam(m_, f_, fun, fn, s, m_.expr(value).text);
+  bool element = false;
+  int p = storedParam(m_, f_, fun, fn, s, value, element);
   if (p < 0 || p >= 32 || rebindsWithoutHistory(m_, f_, fun, fn, s, p)) return;
   addStoreInto(f_.summaries_[fn], p, into, element, s);
 }
 
-void FactsBuilder::storeIntoThroughCalls() {
+bool FactsBuilder::storeIntoThrough(uint32_t fn, NodeId s, const Facts::Callee& callee) {
   // `record(outputs, out)` calling `collect(out, outputs)`: it appends one parameter to another too.
-  size_t nf = m_.functions.size();
-  for (int round = 0; round < 8; ++round) {
-    bool changed = false;
-    for (uint32_t fn = 1; fn < nf; ++fn) {
-      const Function& fun = m_.functions[fn];
-      if (fun.isLambda || fun.paramCount < 2) continue;
-      Summary& sum = f_.summaries_[fn];
-      for (NodeId s : f_.fnStmts_[fn]) {
-        const Stmt& st = m_.stmt(s);
-        if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) continue;
-        Facts::Callee callee = f_.calleeOf(st.value);
-        if (!callee || callee.summary == &sum || callee.summary->storesParamInto.empty()) continue;
-        for (Summary::StoreInto inner : std::vector<Summary::StoreInto>(callee.summary->storesParamInto)) {
-          NodeId value = callee.argFor(m_, st.value, inner.value), container = callee.argFor(m_, st.value, inner.into);
-          if (value == kNone || container == kNone) continue;
-          int into = containerParam(m_, f_, fun, fn, container);
-          int p = paramRoot(m_, fun, value);
-          bool element = p < 0 && m_.expr(value).kind == ExprKind::Name;
-          if (element) p = elementOfParam(m_, f_, fun, fn, s, m_.expr(value).text);
-          if (into < 0 || p < 0 || rebindsWithoutHistory(m_, f_, fun, fn, s, p)) continue;
-          changed |= addStoreInto(sum, p, into, element || inner.element, s);
-        }
-      }
-    }
-    if (!changed) break;
+  const Function& fun = m_.functions[fn];
+  bool changed = false;
+  for (Summary::StoreInto inner : std::vector<Summary::StoreInto>(callee.summary->storesParamInto)) {
+    NodeId call = m_.stmt(s).value;
+    NodeId value = callee.argFor(m_, call, inner.value), container = callee.argFor(m_, call, inner.into);
+    if (value == kNone || container == kNone) continue;
+    int into = containerParam(m_, f_, fun, fn, container);
+    bool element = false;
+    int p = storedParam(m_, f_, fun, fn, s, value, element);
+    if (into < 0 || p < 0 || rebindsWithoutHistory(m_, f_, fun, fn, s, p)) continue;
+    changed |= addStoreInto(f_.summaries_[fn], p, into, element || inner.element, s);
   }
+  return changed;
 }
 
 void FactsBuilder::storeThroughCalls() {
@@ -287,6 +281,7 @@ void FactsBuilder::storeThroughCalls() {
         if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) continue;
         Facts::Callee callee = f_.calleeOf(st.value);
         if (!callee || callee.summary == &sum) continue;
+        if (!callee.summary->storesParamInto.empty() && fun.paramCount >= 2 && storeIntoThrough(fn, s, callee)) changed = true;
         const Summary& inner = *callee.summary;
         if (!(inner.accumulatesParam | inner.storesParam | inner.assignsParam)) continue;
         NodeId recv = receiverOf(m_, st.value);
@@ -298,8 +293,8 @@ void FactsBuilder::storeThroughCalls() {
           if (!((inner.accumulatesParam | inner.storesParam | inner.assignsParam) & bit)) continue;
           NodeId arg = callee.argFor(m_, st.value, i);
           if (arg == kNone) continue;
-          int p = paramRoot(m_, fun, arg);
-          if (p < 0 && m_.expr(arg).kind == ExprKind::Name) p = elementOfParam(m_, f_, fun, fn, s, m_.expr(arg).text);
+          bool element = false;
+          int p = storedParam(m_, f_, fun, fn, s, arg, element);
           if (p < 0 || p >= 32) continue;
           uint32_t mine = 1u << p;
           uint32_t& into = (inner.accumulatesParam & bit) ? sum.accumulatesParam
