@@ -32,8 +32,10 @@ a backward runs on (`loss.backward()`, `accelerator.backward(loss)`, `torch.auto
 was computed from: both terms of `loss = rec + kl`, the losses gathered by `sum(losses.values())` or
 `torch.stack(parts)`, both branches of a conditional, and the tensor side of a product with a
 number (of `weight * kl` with both unknown, neither), and the dict or object the subject was
-taken from (`out["loss"]`). Of `loss, rewards = loss_fn(...)` the backward on `loss` proves `loss`
-only: DPO-style losses return detached rewards beside the loss. `meter.update(loss)` is an accumulation when the meter's
+taken from (`out["loss"]`). A Python local bound only inside a loop, a branch or a `try` holds,
+wherever a read of it succeeds, what one of those bindings made: `aux` of the last inner update,
+read after the inner loop, carries that update's history. Of `loss, rewards = loss_fn(...)` the
+backward on `loss` proves `loss` only: DPO-style losses return detached rewards beside the loss. `meter.update(loss)` is an accumulation when the meter's
 class sums its argument into the instance (`self.sum += val * n`, also through a differentiable
 torch function or a Horovod collective: `self.sum += hvd.allreduce(val)`), unless the
 method rebinds the argument first to something without its history (`val = val.item()`, perhaps

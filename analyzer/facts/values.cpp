@@ -145,11 +145,14 @@ class Env {
 };
 
 /// Join of one key's values on two paths: bound on one path only gives unknown facts and an
-/// ambiguous lifetime.
-std::optional<Binding> joinBinding(const std::optional<Binding>& a, const std::optional<Binding>& b) {
+/// ambiguous lifetime, unless reading the name where it is unbound raises (`unboundRaises`: a
+/// Python function's own local, bound only in a loop, a branch or a `try`): a read that returns
+/// reads the one binding.
+std::optional<Binding> joinBinding(const std::optional<Binding>& a, const std::optional<Binding>& b, bool unboundRaises = false) {
   if (!a && !b) return std::nullopt;
   if (!a || !b) {
     Binding u;
+    if (unboundRaises) u.fact = a ? a->fact : b->fact;
     u.loop = kBoundAmbiguous;
     return u;
   }
@@ -224,8 +227,19 @@ class ValueWalker {
     s.returnElems = std::move(elems);
   }
 
+  /// A plain name that is a local of the Python function walked, and of no scope around it (which
+  /// a `global` or `nonlocal` could reach): reading it where no assignment ran raises.
+  bool raisesWhenUnbound(std::string_view key) const {
+    if (m_.lang != Lang::Python || fn_ == 0 || key.find_first_of(".[") != std::string_view::npos) return false;
+    for (uint32_t g = m_.functions[fn_].parent;; g = m_.functions[g].parent) {
+      if (!f_.assignmentsOf(g, key).empty()) return false;
+      if (g == 0) return true;
+    }
+  }
+
   void walkFunction(uint32_t fn) {
     const Function& fun = m_.functions[fn];
+    fn_ = fn;
     Env env;
     currentLoop_ = kBoundOutsideLoops;
     loopDepth_ = 0;
@@ -264,6 +278,7 @@ class ValueWalker {
   Facts& f_;
   const Module& m_;
   NodeId currentLoop_ = kBoundOutsideLoops;
+  uint32_t fn_ = 0;  // the function walked
   int loopDepth_ = 0;
   ReturnAcc returns_;
   bool addsLoss_ = false;  // the update being bound adds a loss (addsLoss)
@@ -854,7 +869,7 @@ class ValueWalker {
     auto joinWithBefore = [&](const Env::Delta& delta) {
       for (const auto& [key, after] : delta) {
         std::optional<Binding> before = env.lookup(key);
-        std::optional<Binding> j = joinBinding(before, after);
+        std::optional<Binding> j = joinBinding(before, after, raisesWhenUnbound(key));
         if (before && j && j->loop == kBoundAmbiguous) j->loop = before->loop;
         env.set(key, j);
       }
@@ -960,7 +975,7 @@ class ValueWalker {
         walk(env, st.orelse);
         Env::Delta orelse = env.rollback(m);
         for (std::string_view key : touchedKeys({&body, &orelse}))
-          env.set(key, joinBinding(valueAfter(env, body, key), valueAfter(env, orelse, key)));
+          env.set(key, joinBinding(valueAfter(env, body, key), valueAfter(env, orelse, key), raisesWhenUnbound(key)));
         break;
       }
       case StmtKind::With:
@@ -990,8 +1005,9 @@ class ValueWalker {
         for (const Env::Delta& d : handlers) all.push_back(&d);
         for (std::string_view key : touchedKeys(all)) {
           std::optional<Binding> joined = env.lookup(key);
-          for (const Env::Delta& d : handlers) joined = joinBinding(joined, valueAfter(env, d, key));
-          env.set(key, joinBinding(valueAfter(env, orelse, key), joined));
+          bool raises = raisesWhenUnbound(key);
+          for (const Env::Delta& d : handlers) joined = joinBinding(joined, valueAfter(env, d, key), raises);
+          env.set(key, joinBinding(valueAfter(env, orelse, key), joined, raises));
         }
         walk(env, st.finalbody);
         break;
