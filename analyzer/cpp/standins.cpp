@@ -163,7 +163,10 @@ std::string Standins::header() const {
     h += std::string("  template <class T> Any& operator") + op + "(const T&);\n";
   for (const std::string& name : members_)
     // `vm["lr"].as<float>()`, `x.item<double>()`: what the first template argument names.
-    h += methods_.count(name) ? "  template <class R = Any, class... T, class... A> R& " + name + "(A&&...) const;\n" : "  static Any " + name + ";\n";
+    // ... and a braced list, which deduces nothing (`x.index({Slice(), Slice(0, -1)})`).
+    h += methods_.count(name) ? "  template <class R = Any, class... T, class... A> R& " + name + "(A&&...) const;\n  Any& " + name +
+                                    "(const Any&, const Any& = {}, const Any& = {}, const Any& = {}, const Any& = {}, const Any& = {}) const;\n"
+                              : "  static Any " + name + ";\n";
   h += "};\n";
   // Any on one side only: an exact match, so neither the built-in operators (which would convert
   // the stand-in) nor each other make the call ambiguous; Any on both sides takes the plain one.

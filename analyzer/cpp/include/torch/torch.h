@@ -121,6 +121,9 @@ struct Generator {};
 
 class Tensor;
 using TensorList = std::vector<Tensor>;
+namespace indexing {
+struct TensorIndex;
+}  // namespace indexing
 
 class Tensor {
  public:
@@ -195,6 +198,10 @@ class Tensor {
   Tensor expand(IntArrayRef size) const;
   Tensor repeat(IntArrayRef repeats) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  // `x.index({Slice(), Slice(0, -1)})`, `x.index_put_({mask}, 0)`: Python's indexing.
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& rhs);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& v);
   Tensor select(int64_t dim, int64_t index) const;
   Tensor slice(int64_t dim = 0, c10::optional<int64_t> start = c10::nullopt, c10::optional<int64_t> end = c10::nullopt,
                int64_t step = 1) const;
@@ -325,6 +332,28 @@ Tensor operator<(const Tensor& a, const Scalar& b);
 Tensor operator>(const Tensor& a, const Scalar& b);
 std::ostream& operator<<(std::ostream& out, const Tensor& t);
 std::ostream& operator<<(std::ostream& out, const Scalar& s);
+
+namespace indexing {
+constexpr c10::nullopt_t None = c10::nullopt;
+struct EllipsisIndexType {
+  constexpr EllipsisIndexType() = default;
+};
+constexpr EllipsisIndexType Ellipsis;
+struct Slice {
+  Slice(c10::optional<int64_t> start = c10::nullopt, c10::optional<int64_t> stop = c10::nullopt,
+        c10::optional<int64_t> step = c10::nullopt);
+};
+struct TensorIndex {
+  TensorIndex(c10::nullopt_t);
+  TensorIndex(int64_t integer);
+  TensorIndex(int integer);
+  TensorIndex(bool boolean);
+  TensorIndex(Slice slice);
+  TensorIndex(EllipsisIndexType);
+  TensorIndex(const char* ellipsis);
+  TensorIndex(Tensor tensor);
+};
+}  // namespace indexing
 
 // Tensor functions (reached as torch::name through `using namespace at` in torch).
 Tensor matmul(const Tensor& a, const Tensor& b);
@@ -825,6 +854,14 @@ TORCH_MODULE(BCEWithLogitsLoss);
 namespace utils {
 namespace rnn {
 Tensor pad_sequence(std::vector<Tensor> sequences, bool batch_first = false, double padding_value = 0);
+class PackedSequence {
+ public:
+  const Tensor& data() const;
+  const Tensor& batch_sizes() const;
+};
+PackedSequence pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first = false, bool enforce_sorted = true);
+std::tuple<Tensor, Tensor> pad_packed_sequence(PackedSequence sequence, bool batch_first = false, double padding_value = 0.0,
+                                               c10::optional<int64_t> total_length = c10::nullopt);
 }  // namespace rnn
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
 }  // namespace utils
