@@ -22,7 +22,9 @@ constexpr RuleInfo kInfo{
 Flags `zero_grad()` sequenced after the forward pass and before `backward()` in the same training
 step: an iteration of a training loop, or a step function (called on a training path of the file,
 or stepping an optimizer outside the program's `main`). Branches count: a `zero_grad()` on another
-branch does not clear the gradients of this one; one on every path before the forward does.
+branch does not clear the gradients of this one; one on every path before the forward does, unless
+both are optimizers' and the optimizers differ (a GAN's `opt_d.zero_grad()` does not clear the
+generator's gradients that `opt_g.zero_grad()` clears after the generator's forward).
 Calls of functions of the file count with the events they run. A forward whose graph a
 `torch.autograd.grad` without `create_graph`/`retain_graph` consumes before the `zero_grad()`
 (Langevin sampling, an adversarial attack) is not flagged: that graph is freed, not
@@ -142,6 +144,17 @@ class Oom302 final : public Rule {
  public:
   const RuleInfo& info() const override { return kInfo; }
 
+  /// Two zero_grad calls on different optimizers (`d_optimizer`, `g_optimizer` of a GAN): each
+  /// clears its own parameters' gradients only. A module's and an optimizer's may clear the same.
+  static bool otherOptimizer(const Facts& f, NodeId a, NodeId b) {
+    const Module& m = f.module();
+    if (a == kNone || b == kNone) return false;
+    NodeId ra = receiverOf(m, a), rb = receiverOf(m, b);
+    if (ra == kNone || rb == kNone || f.kindOf(ra) != Kind::Optimizer || f.kindOf(rb) != Kind::Optimizer) return false;
+    std::string_view ka = f.pathKey(ra), kb = f.pathKey(rb);
+    return !ka.empty() && !kb.empty() && ka != kb;
+  }
+
   void onCall(Context& ctx, NodeId call) const override {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
@@ -186,7 +199,8 @@ class Oom302 final : public Rule {
       for (const StepEvent& e : step) {
         if (consumesGraph(f, m, fw, e) && before(fw, e) && before(e, self)) backwardBetween = true;
         if (e.kind == event::kBackward && before(self, e) && !f.exclusive(fw.stmt, e.stmt)) backwardAfter = true;
-        if (e.kind == event::kZeroGrad && e.call != call && before(e, fw) && (e.stmt == fw.stmt || f.dominates(e.stmt, fw.stmt)))
+        if (e.kind == event::kZeroGrad && e.call != call && before(e, fw) && (e.stmt == fw.stmt || f.dominates(e.stmt, fw.stmt)) &&
+            !otherOptimizer(f, e.call, call))
           cleared = true;
       }
       if (backwardBetween || !backwardAfter || cleared) continue;
