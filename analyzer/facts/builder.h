@@ -88,8 +88,6 @@ class FactsBuilder {
   /// Per class of this file: the `self.*` modules each method runs in eval mode (a plain class
   /// that puts them in eval mode in `__init__` and never trains, replaces or unfreezes them).
   std::vector<std::vector<KeptInEval>> inferenceWrapperModules() const;
-  /// Some `.train()` (not `train(False)`) is called on an attribute named `attr`, or on `self`.
-  bool switchedToTrain(std::string_view attr) const;
   // loop_roles.cpp: training / evaluation / data loops.
   void computeLoopRoles();
   // discarded_forwards.cpp: forwards whose output only reaches history-dropping uses.

@@ -22,6 +22,22 @@ NodeId keptAs(const Module& m, const std::vector<NodeId>& stmts, size_t from, st
   return kNone;
 }
 
+/// Some `.train()` (not `train(False)`) is called on an attribute named `attr`, or on `self`.
+bool switchedToTrain(const Module& m, std::string_view attr) {
+  // `self.model.train()`, `wrapper.model.train(flag)`, `self.train()`: an attribute of that name
+  // on any object, or the wrapper itself, put in training mode (or switched by a flag) somewhere.
+  for (NodeId e = 0; e < m.exprs.size(); ++e) {
+    if (m.expr(e).kind != ExprKind::Call || methodName(m, e) != "train") continue;
+    NodeId base = kNone;
+    if (moduleModeSwitch(m, e, base) == 'e') continue;  // `train(False)`
+    NodeId recv = receiverOf(m, e);
+    if (recv == kNone) continue;
+    const Expr& r = m.expr(recv);
+    if ((r.kind == ExprKind::Attribute && r.text == attr) || isSelfName(m, recv)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::vector<FactsBuilder::KeptInEval>> FactsBuilder::inferenceWrapperModules() const {
@@ -38,7 +54,8 @@ std::vector<std::vector<FactsBuilder::KeptInEval>> FactsBuilder::inferenceWrappe
     int32_t cls = static_cast<int32_t>(c);
     if (!init[c] || trains[c] || f_.isModuleClass(cls) || f_.classFramework(cls) != 0) continue;
     // The statements at the top of `__init__`: a switch under a condition may not run.
-    std::vector<NodeId> top(items(m_, m_.functions[init[c]].body).begin(), items(m_, m_.functions[init[c]].body).end());
+    auto body = items(m_, m_.functions[init[c]].body);
+    std::vector<NodeId> top(body.begin(), body.end());
     for (size_t i = 0; i < top.size(); ++i) {
       const Stmt& st = m_.stmt(top[i]);
       if ((st.kind != StmtKind::Expr && st.kind != StmtKind::Assign) || st.value == kNone) continue;
@@ -56,27 +73,12 @@ std::vector<std::vector<FactsBuilder::KeptInEval>> FactsBuilder::inferenceWrappe
       std::string_view attr = m_.expr(kept).text;
       // Trained, replaced or unfrozen elsewhere: not an inference-only module. A frozen one runs
       // without a graph anyway.
-      if (switchedToTrain(attr) || !f_.attributeWriters(attr).empty() || f_.isFrozenModule(kept))
+      if (switchedToTrain(m_, attr) || !f_.attributeWriters(attr).empty() || f_.isFrozenModule(kept))
         continue;
       out[c].push_back({f_.pathKey(kept), top[i]});
     }
   }
   return out;
-}
-
-bool FactsBuilder::switchedToTrain(std::string_view attr) const {
-  // `self.model.train()`, `wrapper.model.train(flag)`, `self.train()`: an attribute of that name
-  // on any object, or the wrapper itself, put in training mode (or switched by a flag) somewhere.
-  for (NodeId e = 0; e < m_.exprs.size(); ++e) {
-    if (m_.expr(e).kind != ExprKind::Call || methodName(m_, e) != "train") continue;
-    NodeId base = kNone;
-    if (moduleModeSwitch(m_, e, base) == 'e') continue;  // `train(False)`
-    NodeId recv = receiverOf(m_, e);
-    if (recv == kNone) continue;
-    const Expr& r = m_.expr(recv);
-    if ((r.kind == ExprKind::Attribute && r.text == attr) || isSelfName(m_, recv)) return true;
-  }
-  return false;
 }
 
 }  // namespace oomlint
