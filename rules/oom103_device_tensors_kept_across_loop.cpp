@@ -31,7 +31,11 @@ feeds back into the model (a generation loop's context) is its input, not a coll
 A tensor moved with `.to(device)` or `.cuda()` under `no_grad` carries no history, whatever it was
 before: `batch = {k: v.to(device) for k, v in batch.items()}` then `labels.append(batch["labels"])`.
 What lives on the GPU: what `.cuda()` or `.to(device)` moved there, and what a module on the GPU
-returns (its attributes too: `out.logits` of a forward under `no_grad`). A launcher places what it
+returns (its attributes too: `out.logits` of a forward under `no_grad`). What a function of the
+project returns lives where its arguments do when it computes the result from them (`def
+run(model, x): return model(x).softmax(-1)` given `x.cuda()`; a batch mover `[t.to(self.device)
+for t in next(it)]`); `self.forward(*batch)` of a base class whose `forward` only raises runs the
+subclasses' override. A launcher places what it
 prepares in the same function (Accelerate's `accelerator.prepare(model, loader)`, Fabric's `setup`
 and `setup_dataloaders`; not with `Accelerator(cpu=True)` or `device_placement=False`): the
 module's outputs and the loader's batches are on the GPU, and so is what it gathers
@@ -65,7 +69,8 @@ or reduce on the device as you go (running sums, confusion-matrix counts).
 
 ## Fix safety
 Unsafe: the collected tensors move to host memory; code that expects them on the GPU afterwards
-needs a `.to(device)` when it uses them.
+needs a `.to(device)` when it uses them. A list, tuple or dict of tensors has no `.cpu()`: its fix is
+display-only, a host copy of each element.
 
 ## Estimated cost
 When the kept tensor is a forward's output (or a view or detached copy of it) and the file states
@@ -212,6 +217,11 @@ class Oom103 final : public Rule {
     noteLoop(finding, f, loop);
     if (hostCopy != kNone) finding.note(m.expr(hostCopy).span, "copied to the host only here, after the loop");
     // `acc = torch.cat([acc, v])` mixes devices if only `v` moves: advice only.
+    // A list of tensors has no `.cpu()`: each element needs its own copy.
+    if (v.collection) {
+      finding.withFix(Applicability::DisplayOnly, "Keep host copies of its tensors: `[t.detach().cpu() for t in ...]`");
+      return;
+    }
     if (st.concat || st.viaMethod) {
       finding.withFix(Applicability::DisplayOnly, "Keep host copies: `.detach().cpu()` (or reduce on the device as you go)");
       return;

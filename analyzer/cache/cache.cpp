@@ -29,7 +29,7 @@ int64_t mtimeNs(const struct stat& st) {
 /// included, whose analysis may differ.
 const std::string& cacheVersion() {
   static const std::string version = [] {
-    std::string v = std::string(OOMLINT_VERSION) + "+cache15";
+    std::string v = std::string(OOMLINT_VERSION) + "+cache16";
     struct stat st {};
     std::string self = executablePath();
     if (!self.empty() && ::stat(self.c_str(), &st) == 0)

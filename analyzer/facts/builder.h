@@ -96,6 +96,9 @@ class FactsBuilder {
   /// `stmt` runs on every pass through `iteration` (a loop or a step's def): no `if` or `except`
   /// between them.
   bool runsEveryIteration(NodeId stmt, NodeId iteration) const;
+  /// A call of functions of this file that run a forward and never an update: an evaluation
+  /// function's loop around it evaluates.
+  bool runsForwardOnly(NodeId call) const;
   // program.cpp (before values): names that hold a GPU device, modules moved to the GPU.
   void collectDevices();
   // launchers.cpp (end of collectDevices): modules and loaders a launcher places on the device.

@@ -83,19 +83,18 @@ bool sameSet(const EvalSet& a, const EvalSet& b) {
   return true;
 }
 
-/// The module a forward call runs: `model` for `model(x)`, `model.forward(x)`, `models[k](x)`.
-std::string_view forwardReceiverOf(const Facts& f, const Module& m, NodeId call) {
-  NodeId callee = m.expr(call).lhs;
+}  // namespace
+
+std::string_view Facts::forwardReceiverPath(NodeId call) const {
+  NodeId callee = m_.expr(call).lhs;
   for (int guard = 0; guard < 4; ++guard) {
-    const Expr& c = m.expr(callee);
+    const Expr& c = m_.expr(callee);
     if (c.kind == ExprKind::Attribute && c.text == "forward") callee = c.lhs;
     else if (c.kind == ExprKind::Subscript) callee = c.lhs;
     else break;
   }
-  return f.pathKey(callee);
+  return pathKey(callee);
 }
-
-}  // namespace
 
 bool isTestFunction(const Module& m, uint32_t fn) {
   std::string_view name = m.functions[fn].name;
@@ -205,7 +204,7 @@ class EvalWalker {
     return f_.pathKey(subject);
   }
 
-  std::string_view forwardReceiver(NodeId call) const { return forwardReceiverOf(f_, m_, call); }
+  std::string_view forwardReceiver(NodeId call) const { return f_.forwardReceiverPath(call); }
 
   void block(List body, EvalSet& set, bool record) {
     for (NodeId s : items(m_, body)) statement(s, set, record);
@@ -424,7 +423,7 @@ void FactsBuilder::computeEvalContexts() {
       if (f_.kindOf(it) == Kind::Loader) data = batches = true;
       for (NodeId inner : f_.statementsWithin(s))
         for (NodeId c : f_.callsOf(inner))
-          if (!batches && f_.isForwardCall(c)) batches = true;
+          if (!batches && (f_.isForwardCall(c) || runsForwardOnly(c))) batches = true;
     }
     // Called between training steps (after the batch loop, inside the epoch loop): an evaluation
     // when it runs its own batches (`evaluate(model, val_loader)`); a helper without a data loop
@@ -558,7 +557,7 @@ void FactsBuilder::computeEvalContexts() {
         auto known = f_.evalOpener_.find(c);
         bool split = known != f_.evalOpener_.end() && (splitPerPath(helper, known->second) || splitByGrad(helper, known->second, s));
         if (known != f_.evalOpener_.end() && !split) continue;
-        NodeId op = covers(mapped, forwardReceiverOf(f_, m_, c));
+        NodeId op = covers(mapped, f_.forwardReceiverPath(c));
         if (op == kNone) continue;
         f_.evalOpener_[call] = op;
         f_.helperForward_[call] = c;

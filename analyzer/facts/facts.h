@@ -82,11 +82,18 @@ struct ValueFact {
   /// A leaf that requires grad (`torch.randn(..., requires_grad=True)`, `nn.Parameter(...)`,
   /// `w.requires_grad_()`): no history of its own, but what is computed from it has history.
   bool leaf = false;
+  /// May be a list, tuple or dict (a literal or comprehension, on some path): a tensor method
+  /// such as `.cpu()` would not apply to it, so a fix that adds one is not offered.
+  bool collection = false;
   /// Bit i: computed from parameter i of the function walked (`self` included in the count),
   /// history and all, with no call on the way that strips it: `return loss * k` has the bit of
   /// `loss`. Where the history is known to be absent the bits are cleared. A caller whose
   /// argument there carries history gets a result with history (a placeholder summary).
   uint32_t params = 0;
+  /// Bit i: on the GPU whenever parameter i is: what a forward, a tensor method or arithmetic
+  /// makes of a tensor stays on its device (`return model(xs[0])`). Kept whatever the history,
+  /// unlike `params`; only the first 24 parameters travel to other files.
+  uint32_t devParams = 0;
 };
 
 /// One event of a function's training step: a forward, loss, backward, step or zero_grad, either
@@ -124,6 +131,9 @@ struct Summary {
   uint32_t backwardParams = 0;          // bit i: parameter i is what a backward runs on: the argument has history
   GradMode entryGrad = GradMode::Enabled;
   bool calledOnTrainingPath = false;    // a call site is in a training step, before its update
+  /// Every path raises (`raise NotImplementedError`): an abstract method says nothing of what
+  /// the override its call runs returns, so a call's targets are joined without it.
+  bool raisesOnly = false;
 };
 
 class Facts {
@@ -149,6 +159,8 @@ class Facts {
     NodeId argFor(const Module& m, NodeId call, uint32_t i) const;
   };
   Callee calleeOf(NodeId call) const;
+  /// The same for function `fn` of this file (one of a call's callTargets).
+  Callee calleeFunction(uint32_t fn) const;
   /// The project function (of another module) a call runs, or null: `evaluate(...)` imported from
   /// utils, `meter.update(...)` on an instance of an imported class, `self.fit()` inherited from
   /// a base class defined in another module.
@@ -349,6 +361,9 @@ class Facts {
   /// reaches uses that drop its history (`out.detach()`, `.item()`, `argmax`, a comparison): the
   /// first such use. kNone otherwise, and for forwards that evalOpener already places.
   NodeId discardedAt(NodeId forward) const;
+  /// The path of the module a forward call runs: `model` for `model(x)`, `model.forward(x)`,
+  /// `models[k](x)`; empty when it has none.
+  std::string_view forwardReceiverPath(NodeId call) const;
   static constexpr NodeId kEvalByName = kNone - 2;
   /// The opener for a module its callers in other modules put in eval mode before the call.
   static constexpr NodeId kEvalByCaller = kNone - 3;

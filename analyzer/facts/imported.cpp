@@ -97,15 +97,23 @@ const ImportedFunction* Facts::importedCallee(NodeId call) const {
   return found;
 }
 
+Facts::Callee Facts::calleeFunction(uint32_t target) const {
+  Callee out;
+  const Function& fn = m_.functions[target];
+  out.summary = &summaries_[target];
+  out.bound = fn.cls >= 0;
+  for (uint32_t i = 0; i < fn.paramCount; ++i) out.params.push_back(m_.params[fn.firstParam + i].name);
+  return out;
+}
+
 Facts::Callee Facts::calleeOf(NodeId call) const {
   Callee out;
   std::span<const uint32_t> targets = callTargets(call);
   if (!targets.empty()) {
-    const Function& fn = m_.functions[targets.front()];
-    out.summary = &summaries_[targets.front()];
-    out.bound = fn.cls >= 0;
-    for (uint32_t i = 0; i < fn.paramCount; ++i) out.params.push_back(m_.params[fn.firstParam + i].name);
-    return out;
+    // An abstract method (it only raises) stands for the override that runs.
+    for (uint32_t t : targets)
+      if (!summaries_[t].raisesOnly) return calleeFunction(t);
+    return calleeFunction(targets.front());
   }
   const ImportedFunction* imp = importedCallee(call);
   if (!imp) return out;

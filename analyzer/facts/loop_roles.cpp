@@ -34,15 +34,34 @@ void FactsBuilder::computeLoopRoles() {
     if (role & loop_role::kTraining) f_.trainingLoopIn_[st.function] = true;
   }
   // Evaluation: every loop around an evaluation forward, up to the first one that trains.
-  for (const auto& [call, opener] : f_.evalOpener_) {
-    NodeId s = m_.expr(call).stmt;
-    for (NodeId l = f_.loopOf_[s]; l != kNone; l = f_.loopOf_[l]) {
+  auto aroundEvaluation = [&](NodeId call) {
+    for (NodeId l = f_.loopOf_[m_.expr(call).stmt]; l != kNone; l = f_.loopOf_[l]) {
       if (f_.loopRole_[l] & loop_role::kTraining) break;
       if (bookkeeping[l]) continue;
       f_.loopRole_[l] |= loop_role::kEval;
     }
+  };
+  for (const auto& [call, opener] : f_.evalOpener_) aroundEvaluation(call);
+  // An evaluation function's calls of helpers of this file that run a forward and no update
+  // (`self.forward(*batch)` of a driver class whose subclasses run the model).
+  for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
+    if (!f_.evalFunction_[fn]) continue;
+    for (NodeId s : f_.fnStmts_[fn])
+      for (NodeId c : f_.stmtCalls_[s])
+        if (!f_.evalOpener_.count(c) && runsForwardOnly(c)) aroundEvaluation(c);
   }
   findStepsCalledFromLoops();
+}
+
+bool FactsBuilder::runsForwardOnly(NodeId call) const {
+  bool forward = false;
+  for (uint32_t t : f_.callTargets(call)) {
+    const Summary& sum = f_.summaries_[t];
+    if (sum.raisesOnly) continue;  // abstract: its overrides are the targets that tell
+    if (sum.events & event::kUpdate) return false;
+    if (sum.events & event::kForward) forward = true;
+  }
+  return forward;
 }
 
 bool FactsBuilder::runsEveryIteration(NodeId stmt, NodeId iteration) const {

@@ -36,11 +36,14 @@ ValueFact joinFact(const ValueFact& a, const ValueFact& b) {
   j.scalarLoss = a.scalarLoss && b.scalarLoss;
   j.accumulated = a.accumulated || b.accumulated;
   j.leaf = a.leaf && b.leaf;
+  j.collection = a.collection || b.collection;
   j.origin = a.origin == b.origin ? a.origin : (j.history == Tri::Yes ? a.origin : kNone);
   // A path that leaves a parameter's history behind (`x.item()` under an `isinstance` test) may be
   // the one the value takes: the parameters flow only when no side is known to be history-free.
   if (a.params == b.params) j.params = a.params;
   else if (a.history != Tri::No && b.history != Tri::No) j.params = a.params | b.params;
+  // Likewise a path known to be on the host (`x.cpu()` on one branch) keeps the device open.
+  if (a.device != Tri::No && b.device != Tri::No) j.devParams = a.devParams | b.devParams;
   return j;
 }
 
@@ -248,11 +251,12 @@ class ValueWalker {
     for (uint32_t i = 0; i < fun.paramCount; ++i) {
       Binding param;
       std::string_view name = m_.params[fun.firstParam + i].name;
-      if (i < 32 && name != "self") param.fact.params = 1u << i;  // a placeholder for the caller's argument
+      if (i < 32 && name != "self") param.fact.params = param.fact.devParams = 1u << i;  // placeholders for the caller's argument
       env.put(name, param);
     }
     walk(env, fun.body);
     Summary& s = f_.summaries_[fn];
+    s.raisesOnly = !returns_.any && !returns_.none && endsRaising(fun.body);
     if (!returns_.any) {
       s.returns = ValueFact{returns_.none ? Tri::No : Tri::No, Tri::No, false, kNone};
       s.returnElems.clear();
@@ -265,6 +269,17 @@ class ValueWalker {
   }
 
  private:
+  /// The block's last statement raises, or is an `if` whose every branch ends raising: control
+  /// never falls off its end.
+  bool endsRaising(List body) const {
+    NodeId last = kNone;
+    for (NodeId s : items(m_, body)) last = s;
+    if (last == kNone) return false;
+    const Stmt& st = m_.stmt(last);
+    if (st.kind == StmtKind::Raise) return true;
+    return st.kind == StmtKind::If && endsRaising(st.body) && endsRaising(st.orelse);
+  }
+
   struct ReturnAcc {
     bool any = false, none = false, elemsOk = true;
     uint32_t params = 0;  // the parameters some return is computed from
@@ -327,6 +342,7 @@ class ValueWalker {
     if (e == kNone) return {};
     ValueFact out = evalInner(env, e);
     if (out.history == Tri::No) out.params = 0;  // no history to pass on, whatever the argument
+    if (out.device == Tri::No) out.devParams = 0;  // on the host, whatever the argument
     NodeId proof = b_.historyEvidence_.empty() ? kNone : b_.historyEvidence_[e];
     if (proof != kNone && out.history == Tri::Unknown) {
       out.history = Tri::Yes;
@@ -366,6 +382,7 @@ class ValueWalker {
           out.device = base.device;
         } else if (const Binding* b = key.empty() ? nullptr : env.get(key)) {
           out = b->fact;
+          break;
         } else if (base.history == Tri::Yes) {
           out.history = Tri::Yes;  // `outputs.loss`, `out.logits`
           out.device = base.device;
@@ -376,6 +393,8 @@ class ValueWalker {
           out.history = Tri::No;  // `out.logits` of a forward under no_grad: still on the GPU
           out.device = Tri::Yes;
         }
+        // `batch.x`, `out.logits` of what a parameter gives: where it lives.
+        if (!isNonTensorAttribute(x.text) && f_.kindOf(x.lhs) != Kind::Module) out.devParams = base.devParams;
         break;
       }
       case ExprKind::Subscript: {
@@ -386,6 +405,7 @@ class ValueWalker {
         out.origin = base.origin;
         out.accumulated = base.accumulated;
         out.params = base.params;
+        out.devParams = base.devParams;
         if (base.leaf && modeAt(x.stmt) != GradMode::Disabled) out.history = Tri::Yes;  // `w[0]` of a leaf
         break;
       }
@@ -399,6 +419,7 @@ class ValueWalker {
                          (l.scalarLoss && r.scalarLoss);
         out.accumulated = l.accumulated || r.accumulated;
         out.params = l.params | r.params;
+        out.devParams = l.devParams | r.devParams;
         if (l.leaf || r.leaf) out.history = Tri::Yes;  // computed from a leaf that requires grad
         if (modeAt(x.stmt) == GradMode::Disabled) out.history = Tri::No;
         break;
@@ -430,10 +451,12 @@ class ValueWalker {
           h = anyYes(h, v.history);
           d = anyYes(d, v.device);
           out.params |= v.params;
+          out.devParams |= v.devParams;
           if (v.history == Tri::Yes && out.origin == kNone) out.origin = v.origin;
         }
         out.history = h;
         out.device = d;
+        out.collection = true;
         break;
       }
       case ExprKind::Conditional: {
@@ -498,6 +521,8 @@ class ValueWalker {
     out.history = v.history;
     out.device = v.device;
     out.origin = v.origin;
+    out.devParams = v.devParams;
+    out.collection = true;
     return out;
   }
 
@@ -560,8 +585,10 @@ class ValueWalker {
       elem.history = Tri::Yes;
       elem.device = it.device;
       elem.origin = it.origin;
-    } else if (it.device == Tri::Yes) {
-      elem.device = Tri::Yes;
+      elem.devParams = it.devParams;
+    } else {
+      if (it.device == Tri::Yes) elem.device = Tri::Yes;
+      elem.devParams = it.devParams;
     }
     return elem;
   }
@@ -575,10 +602,11 @@ class ValueWalker {
     Tri argHist = Tri::No, argDev = Tri::No;
     NodeId argOrigin = kNone;
     bool anyArg = false, argLeaf = false;
-    uint32_t argParams = 0;
+    uint32_t argParams = 0, argDevParams = 0;
     for (const Arg& a : argsOf(m_, x)) {
       ValueFact v = eval(env, a.value);
       argParams |= v.params;
+      argDevParams |= v.devParams;
       argLeaf = argLeaf || v.leaf;
       argHist = anyYes(argHist, v.leaf ? Tri::Yes : v.history);
       argDev = anyYes(argDev, v.device);
@@ -592,18 +620,28 @@ class ValueWalker {
     std::string_view name = calleeName(m_, e);
     ValueFact out;
 
-    if (f_.isForwardCall(e)) return forwardResult(e, mode, argHist, argDev);
+    if (f_.isForwardCall(e)) {
+      out = forwardResult(e, mode, argHist, argDev);
+      out.devParams = argDevParams | f_.values_[forwardModule(e)].devParams;
+      return out;
+    }
     if (f_.isLossCall(e)) {
       out = lossResult(e, mode, argHist, argDev, argOrigin);
       out.params = argParams;
+      out.devParams = argDevParams;
       return out;
     }
-    // A function of this file: what its summary says it returns.
-    std::span<const uint32_t> targets = f_.callTargets(e);
+    // A function of this file: what its summary says it returns. An abstract method (it only
+    // raises) says nothing of the override that runs.
+    std::span<const uint32_t> all = f_.callTargets(e);
+    std::vector<uint32_t> targets;
+    for (uint32_t t : all)
+      if (!f_.summaries_[t].raisesOnly) targets.push_back(t);
+    if (!all.empty() && targets.empty()) return out;
     if (!targets.empty()) {
       out = f_.summaries_[targets.front()].returns;
       for (size_t i = 1; i < targets.size(); ++i) out = joinFact(out, f_.summaries_[targets[i]].returns);
-      if (targets.size() == 1) out = withArguments(out, e);
+      if (targets.size() == 1) out = withArguments(out, e, f_.calleeFunction(targets.front()));
       if (mode == GradMode::Disabled) out.history = Tri::No;
       // Walked as if entered with autograd on (function()): from a call whose mode is unknown, the
       // history is unknown too.
@@ -614,7 +652,7 @@ class ValueWalker {
       return out;
     }
     if (const ImportedFunction* imp = f_.importedCallee(e)) {  // a function of another module
-      out = withArguments(imp->summary->returns, e);
+      out = withArguments(imp->summary->returns, e, f_.calleeOf(e));
       out.origin = kNone;
       if (mode == GradMode::Disabled) out.history = Tri::No;
       if (out.history == Tri::Yes) out.origin = e;
@@ -623,6 +661,7 @@ class ValueWalker {
     if (f_.gathersAcrossProcesses(e)) {  // a collective: no graph, on the launcher's device
       out.history = Tri::No;
       out.device = f_.launcherPlaces(recv) ? Tri::Yes : argDev;
+      out.devParams = argDevParams;
       return out;
     }
     if (!meth.empty() && recv != kNone && canon.empty()) {
@@ -630,6 +669,7 @@ class ValueWalker {
       if (isNonDifferentiableMethod(meth)) {
         out.history = Tri::No;
         out.device = leavesDevice(meth) ? Tri::No : callee.device;
+        if (!leavesDevice(meth)) out.devParams = callee.devParams;
         return out;
       }
       if (meth == "cpu") {
@@ -646,8 +686,12 @@ class ValueWalker {
         if (meth == "to" && dev == kNone) dev = keywordArg(m_, e, "device");
         if (meth == "cuda" || f_.isGpuDeviceExpr(dev)) out.device = Tri::Yes;
         else if (dev != kNone && isCpuLiteral(dev)) out.device = Tri::No;
-        else if (dev != kNone && m_.expr(dev).kind == ExprKind::Attribute && m_.expr(dev).text == "device")
+        else if (dev != kNone && m_.expr(dev).kind == ExprKind::Attribute && m_.expr(dev).text == "device") {
           out.device = f_.values_[m_.expr(dev).lhs].device;  // `.to(other.device)`
+          out.devParams = f_.values_[m_.expr(dev).lhs].devParams;
+        } else if (dev != kNone && !isDtype(dev)) {
+          out.devParams = 0;  // `.to(device)` of a device oomlint does not know
+        }
         return out;
       }
       if (callee.history == Tri::Yes || callee.history == Tri::No) {
@@ -661,10 +705,12 @@ class ValueWalker {
                                                meth == "double" || meth == "squeeze" || meth == "clone");
         out.accumulated = callee.accumulated && out.history == Tri::Yes;
         out.params = callee.params | argParams;
+        out.devParams = callee.devParams;
         if (callee.history == Tri::No && !callee.leaf && argHist != Tri::No) out.history = mode == GradMode::Disabled ? Tri::No : Tri::Unknown;
         return out;
       }
       out.params = callee.params;  // `loss.mean()` of a parameter: the caller's argument decides
+      out.devParams = callee.devParams;
       return out;  // unknown receiver, unknown method
     }
     if (canon.empty() && m_.expr(x.lhs).kind == ExprKind::Name) {
@@ -685,6 +731,7 @@ class ValueWalker {
       // Gradients carry history only when asked to (higher-order gradients).
       out.history = isTrueLiteral(m_, keywordArg(m_, e, "create_graph")) ? argHist : Tri::No;
       out.device = argDev;
+      out.devParams = argDevParams;
       return out;
     }
     if (startsWith(canon, "torch.")) {
@@ -694,12 +741,16 @@ class ValueWalker {
         out.leaf = isTrueLiteral(m_, keywordArg(m_, e, "requires_grad"));
         NodeId dev = keywordArg(m_, e, "device");
         out.device = dev != kNone && f_.isGpuDeviceExpr(dev) ? Tri::Yes : (dev == kNone ? Tri::No : Tri::Unknown);
-        if (endsWith(last, "_like")) out.device = argDev;
+        if (endsWith(last, "_like")) {
+          out.device = argDev;
+          if (dev == kNone) out.devParams = argDevParams;
+        }
         return out;
       }
       if (isNonDifferentiableMethod(last) || startsWith(canon, "torch.cuda.")) {
         out.history = Tri::No;
         out.device = argDev;
+        out.devParams = argDevParams;
         return out;
       }
       if (canon == "torch.nn.Parameter" || canon == "torch.nn.parameter.Parameter") {
@@ -707,6 +758,7 @@ class ValueWalker {
         if (rg == kNone) rg = positionalArg(m_, e, 1);
         out.history = Tri::No;
         out.device = argDev;
+        out.devParams = argDevParams;
         out.leaf = rg == kNone || isTrueLiteral(m_, rg);
         return out;
       }
@@ -717,6 +769,7 @@ class ValueWalker {
       out.device = argDev;
       out.origin = argOrigin;
       out.params = argParams;
+      out.devParams = argDevParams;
       return out;
     }
     return out;  // a function we know nothing about
@@ -725,12 +778,22 @@ class ValueWalker {
   /// What a function returns, seen from one call: where its return is computed from parameters
   /// (`return loss * k`), the arguments given there decide. One that carries history gives the
   /// result history; parameters of the function being walked pass on as placeholders.
-  ValueFact withArguments(ValueFact out, NodeId call) const {
-    uint32_t placeholders = out.params;
-    out.params = 0;
-    if (placeholders == 0) return out;
-    Facts::Callee callee = f_.calleeOf(call);
+  ValueFact withArguments(ValueFact out, NodeId call, const Facts::Callee& callee) const {
+    uint32_t placeholders = out.params, devPlaceholders = out.devParams;
+    out.params = out.devParams = 0;
     if (!callee) return out;
+    // On the GPU when an argument there is (`return model(xs[0])` given GPU batches).
+    for (uint32_t i = 0; devPlaceholders != 0 && i < callee.params.size() && i < 32; ++i) {
+      if (!(devPlaceholders & (1u << i))) continue;
+      NodeId arg = callee.argFor(m_, call, i);
+      // `self.forward(*batch)`: whichever parameters the unpacked list fills get its elements.
+      if (arg == kNone && !(callee.bound && i == 0)) arg = unpackedArgument(call);
+      if (arg == kNone) continue;
+      const ValueFact& given = f_.values_[arg];
+      out.devParams |= given.devParams;
+      if (given.device == Tri::Yes && out.device == Tri::Unknown) out.device = Tri::Yes;
+    }
+    if (placeholders == 0) return out;
     for (uint32_t i = 0; i < callee.params.size() && i < 32; ++i) {
       if (!(placeholders & (1u << i))) continue;
       NodeId arg = callee.argFor(m_, call, i);
@@ -744,6 +807,32 @@ class ValueWalker {
     return out;
   }
 
+  /// The list a call unpacks into its positional arguments (`f(*batch)`), when it unpacks one.
+  NodeId unpackedArgument(NodeId call) const {
+    NodeId found = kNone;
+    for (const Arg& a : argsOf(m_, m_.expr(call))) {
+      if (a.keyword != "*") continue;
+      if (found != kNone) return kNone;
+      found = a.value;
+    }
+    return found;
+  }
+
+  /// `torch.float16`, `torch.bfloat16`: `.to(dtype)` keeps the device.
+  bool isDtype(NodeId e) const {
+    const std::string& canon = m_.canonical(e);
+    return startsWith(canon, "torch.") && canon != "torch.device" && m_.expr(e).kind == ExprKind::Attribute;
+  }
+
+  /// The module a forward call runs: `model` of `model(x)`; the receiver of `model.forward(x)`
+  /// and `backbone.forward_features(x)`.
+  NodeId forwardModule(NodeId call) const {
+    NodeId callee = m_.expr(call).lhs;
+    if (m_.expr(callee).kind == ExprKind::Attribute && (m_.expr(callee).text == "forward" || runsModuleForward(m_.expr(callee).text)))
+      callee = m_.expr(callee).lhs;
+    return callee;
+  }
+
   bool isCpuLiteral(NodeId dev) const {
     const Expr& d = m_.expr(dev);
     if (d.kind == ExprKind::String) return d.text.find("cpu") != std::string_view::npos;
@@ -753,10 +842,7 @@ class ValueWalker {
   ValueFact forwardResult(NodeId call, GradMode mode, Tri argHist, Tri argDev) const {
     ValueFact out;
     out.history = mode == GradMode::Disabled ? Tri::No : (mode == GradMode::Enabled ? Tri::Yes : Tri::Unknown);
-    NodeId callee = m_.expr(call).lhs;
-    // `model.forward(x)`, `backbone.forward_features(x)`: the module is the receiver.
-    if (m_.expr(callee).kind == ExprKind::Attribute && (m_.expr(callee).text == "forward" || runsModuleForward(m_.expr(callee).text)))
-      callee = m_.expr(callee).lhs;
+    NodeId callee = forwardModule(call);
     // A module whose parameters are all frozen adds no history of its own.
     if (out.history == Tri::Yes && f_.isFrozenModule(callee)) out.history = argHist == Tri::Yes ? Tri::Yes : argHist;
     if (out.history == Tri::Yes) out.origin = call;
@@ -821,6 +907,7 @@ class ValueWalker {
             elem.origin = kNone;
           }
           elem.scalarLoss = false;
+          if (!elems) elem.collection = false;  // a part of what is unpacked
           if (elems && modeAt(m_.expr(valueExpr).stmt) == GradMode::Disabled) elem.history = Tri::No;
           if (elems && elem.history == Tri::Yes) elem.origin = valueExpr;
           // What a backward proved of the call holds for the outputs it reached (`loss` of `loss, n,

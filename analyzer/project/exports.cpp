@@ -9,7 +9,9 @@ namespace oomlint::project {
 
 namespace {
 
-bool emptyValue(const ValueFact& v) { return v.history != Tri::Yes && v.device != Tri::Yes && !v.scalarLoss && v.params == 0; }
+bool emptyValue(const ValueFact& v) {
+  return v.history != Tri::Yes && v.device != Tri::Yes && !v.scalarLoss && v.params == 0 && v.devParams == 0;
+}
 
 /// The summary as another file sees it: node ids of this file cleared, caller-side context
 /// (entry grad mode, training path) left out: each file works those out from its own calls.
@@ -43,7 +45,7 @@ bool onTrainingPath(const Facts& f, NodeId call) {
 }  // namespace
 
 bool isEmptySummary(const Summary& s) {
-  if (!emptyValue(s.returns) || s.returnsModule || s.returnsLoader || s.events || s.accumulatesParam || s.storesParam || s.assignsParam ||
+  if (!emptyValue(s.returns) || s.returnsModule || s.raisesOnly || s.returnsLoader || s.events || s.accumulatesParam || s.storesParam || s.assignsParam ||
       s.softmaxOfParam >= 0 || s.backwardParams || !s.storesParamInto.empty())
     return false;
   return std::all_of(s.returnElems.begin(), s.returnElems.end(), emptyValue);

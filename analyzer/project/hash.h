@@ -22,11 +22,13 @@ inline uint64_t mix(uint64_t h, std::string_view s) {
 /// What a caller can learn of a function: its summary, its parameters, whether it is a method.
 inline uint64_t summaryHash(const Summary& s, const std::vector<std::string>& params, bool method) {
   auto value = [](const ValueFact& v) {
-    return static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 4 | static_cast<uint64_t>(v.scalarLoss) << 8 |
-           static_cast<uint64_t>(v.params) << 20;
+    uint64_t bits = static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 4 | static_cast<uint64_t>(v.scalarLoss) << 8 |
+                    static_cast<uint64_t>(v.collection) << 9 | static_cast<uint64_t>(v.params) << 20;
+    return bits ^ static_cast<uint64_t>(v.devParams) * 0x9E3779B97F4A7C15ull;
   };
   uint64_t h = mix(0, value(s.returns) | static_cast<uint64_t>(s.returnsModule) << 9 | static_cast<uint64_t>(s.events) << 10 |
-                          static_cast<uint64_t>(method) << 18 | static_cast<uint64_t>(s.returnsLoader) << 19);
+                          static_cast<uint64_t>(method) << 18 | static_cast<uint64_t>(s.returnsLoader) << 19 |
+                          static_cast<uint64_t>(s.raisesOnly) << 52);
   for (const ValueFact& v : s.returnElems) h = mix(h, value(v));
   for (uint8_t e : s.eventOrder) h = mix(h, e);
   h = mix(mix(mix(h, s.accumulatesParam), s.storesParam), s.assignsParam);

@@ -57,7 +57,8 @@ bool numbers(std::string_view s, std::vector<uint64_t>& out) {
 
 uint64_t valueBits(const ValueFact& v) {
   return static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 2 | static_cast<uint64_t>(v.scalarLoss) << 4 |
-         static_cast<uint64_t>(v.accumulated) << 5 | static_cast<uint64_t>(v.params) << 8;
+         static_cast<uint64_t>(v.accumulated) << 5 | static_cast<uint64_t>(v.collection) << 6 | static_cast<uint64_t>(v.params) << 8 |
+         static_cast<uint64_t>(v.devParams & 0xffffffu) << 40;
 }
 
 ValueFact valueFrom(uint64_t b) {
@@ -66,7 +67,9 @@ ValueFact valueFrom(uint64_t b) {
   v.device = static_cast<Tri>((b >> 2) & 3);
   v.scalarLoss = (b >> 4) & 1;
   v.accumulated = (b >> 5) & 1;
+  v.collection = (b >> 6) & 1;
   v.params = static_cast<uint32_t>(b >> 8);
+  v.devParams = static_cast<uint32_t>(b >> 40) & 0xffffffu;
   return v;
 }
 
@@ -90,7 +93,7 @@ std::string encode(const CachedModule& c) {
     const Summary& s = f.summary;
     put(out, "F\t", f.name, "\t", f.method ? "1" : "0", "\t");
     joinTo(out, f.params);
-    put(out, "\t", valueBits(s.returns), " ", static_cast<int>(s.returnsModule) | static_cast<int>(s.returnsLoader) << 1, " ", static_cast<int>(s.events), " ", s.accumulatesParam, " ",
+    put(out, "\t", valueBits(s.returns), " ", static_cast<int>(s.returnsModule) | static_cast<int>(s.returnsLoader) << 1 | static_cast<int>(s.raisesOnly) << 2, " ", static_cast<int>(s.events), " ", s.accumulatesParam, " ",
         s.storesParam, " ", s.assignsParam, " ", s.softmaxOfParam + 1, " ", s.backwardParams, "\t");
     for (size_t i = 0; i < s.eventOrder.size(); ++i) put(out, i ? " " : "", static_cast<int>(s.eventOrder[i]));
     put(out, "\t");
@@ -147,6 +150,7 @@ bool decode(std::string_view text, CachedModule& out) {
       s.returns = valueFrom(nums[0]);
       s.returnsModule = (nums[1] & 1) != 0;
       s.returnsLoader = (nums[1] & 2) != 0;
+      s.raisesOnly = (nums[1] & 4) != 0;
       s.events = static_cast<uint8_t>(nums[2]);
       s.accumulatesParam = static_cast<uint32_t>(nums[3]);
       s.storesParam = static_cast<uint32_t>(nums[4]);
