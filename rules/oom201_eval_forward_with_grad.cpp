@@ -68,6 +68,14 @@ is not an evaluation function. One called between steps (`evaluate(model, val_lo
 batch loop, inside the epoch loop) is, when it runs its own batches: a data loop with a forward. `model.generate()`, tokenizers,
 pipelines and constructors (`ToyModel().to(rank)`) are not forwards.
 
+One function may train or evaluate as a boolean parameter says (`def run_epoch(model, loader,
+is_train)`): where the flag is false it puts the model in eval mode (`model.eval()` under `if not
+is_train:` or in the `else` of `if is_train:`, or `model.train(is_train)`), and every backward or
+optimizer step sits under `if is_train:`. When a call in the file passes `False` with autograd on,
+the forwards outside those training branches are an evaluation with autograd enabled on that call's
+path. The fix is display-only: `with torch.set_grad_enabled(is_train):` around them keeps the
+training path as it is.
+
 The data flow shows an evaluation too, whatever the function's name and the module's mode: a
 forward whose output reaches nothing but uses that drop its history (`.detach()`, `.item()`,
 `.tolist()`, `argmax`, a comparison), through views, arithmetic, `softmax` and local names, in a
@@ -138,6 +146,12 @@ class Oom201 final : public Rule {
     const Facts& f = ctx.facts();
     for (NodeId s : f.statementsOf(fn)) {
       if (f.gradMode(s) != GradMode::Enabled) continue;
+      // The training loop of a function that evaluates when its flag is false.
+      for (NodeId c : f.callsOf(s))
+        if (const Facts::FlagEval* why = f.flagEvaluation(c)) {
+          reportFlagPath(ctx, fn, s, c, *why);
+          return;
+        }
       NodeId loop = f.enclosingLoop(s);
       if (loop != kNone && (f.loopRole(loop) & loop_role::kTraining)) continue;
       for (NodeId c : f.callsOf(s)) {
@@ -214,6 +228,27 @@ class Oom201 final : public Rule {
       return;
     }
     finding.withFix(applicability, "Wrap the evaluation in `with torch.no_grad():`", {edit});
+  }
+
+  /// A forward on the path where the function's flag is false: the training path shares the
+  /// statement, so only advice that keeps it is given.
+  static void reportFlagPath(Context& ctx, uint32_t fn, NodeId s, NodeId call, const Facts::FlagEval& why) {
+    const Module& m = ctx.module();
+    const Facts& f = ctx.facts();
+    const Function& fun = m.functions[fn];
+    std::string flag(m.params[fun.firstParam + why.param].name);
+    Finding& finding = ctx.report(kInfo, m.expr(call).span,
+                                  ticked(brief(m, m.expr(call).lhs, 30) + "(...)") + " runs with autograd enabled where `" + flag +
+                                      "` is false, an evaluation path: the module is in eval mode and no backward follows, so "
+                                      "the forward's activations are kept for nothing");
+    finding.withEstimate(gradForwardOf(f, call));
+    finding.note(f.headerSpan(why.opener), "the module is put in eval mode here when `" + flag + "` is false");
+    finding.note(m.expr(why.site).span, "called here with `" + flag + "` false and autograd on");
+    noteLoop(finding, f, f.enclosingLoop(s));
+    if (m.lang == Lang::Cpp)
+      finding.withFix(Applicability::DisplayOnly, "Disable autograd where `" + flag + "` is false: `torch::AutoGradMode mode(" + flag + ");`");
+    else
+      finding.withFix(Applicability::DisplayOnly, "Run the forward under `with torch.set_grad_enabled(" + flag + "):`");
   }
 
   /// A forward whose output is used only with its history dropped: the graph it records is

@@ -90,6 +90,11 @@ class FactsBuilder {
   std::vector<std::vector<KeptInEval>> inferenceWrapperModules() const;
   // loop_roles.cpp: training / evaluation / data loops.
   void computeLoopRoles();
+  // flag_eval.cpp: forwards on the evaluation path of a function that trains or evaluates by a flag.
+  void findFlagEvaluations();
+  int flagSide(NodeId stmt, std::string_view param) const;
+  NodeId evalWhenFalse(uint32_t fn, std::string_view param, std::string_view& path) const;
+  NodeId falseFlagCall(uint32_t fn, uint32_t param) const;
   // discarded_forwards.cpp: forwards whose output only reaches history-dropping uses.
   void findDiscardedForwards();
   void findStepsCalledFromLoops();

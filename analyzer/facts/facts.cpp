@@ -25,6 +25,7 @@ void FactsBuilder::build() {
   computeValues();       // all of the above -> history and device per expression, summaries' returns
   computeEvalContexts(); // .eval()/.train(), call sites, events -> evaluation forwards and functions
   computeLoopRoles();    // events, kinds, evaluation forwards -> loop roles
+  findFlagEvaluations();  // eval switches and updates under a parameter's tests, call sites -> flag evaluation forwards
   findDiscardedForwards();  // grad mode, events, def-use -> forwards whose output only drops history
   computeProgramFacts(); // everything -> gradients cleared in the file, version-gated branches
 }

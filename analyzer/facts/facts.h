@@ -364,6 +364,15 @@ class Facts {
   /// The path of the module a forward call runs: `model` for `model(x)`, `model.forward(x)`,
   /// `models[k](x)`; empty when it has none.
   std::string_view forwardReceiverPath(NodeId call) const;
+  /// A forward on the path where a boolean parameter of its function is false (`def
+  /// run_epoch(model, loader, train)` with `model.eval()` where `train` is false and every
+  /// update where it is true), called so by this file with autograd on.
+  struct FlagEval {
+    NodeId opener = kNone;  // the statement that puts the module in eval mode on that path
+    NodeId site = kNone;    // a call of the function that passes False, autograd on
+    uint32_t param = 0;     // the flag's parameter index
+  };
+  const FlagEval* flagEvaluation(NodeId call) const;
   static constexpr NodeId kEvalByName = kNone - 2;
   /// The opener for a module its callers in other modules put in eval mode before the call.
   static constexpr NodeId kEvalByCaller = kNone - 3;
@@ -628,6 +637,7 @@ class Facts {
   std::vector<GradMode> gradMode_;
   std::unordered_map<NodeId, NodeId> evalOpener_;  // forward call -> opener
   std::unordered_map<NodeId, CallEval> callEval_;  // calls of other modules -> arguments in eval mode
+  std::unordered_map<NodeId, FlagEval> flagEval_;     // forward on a flag's evaluation path -> why
   std::unordered_map<NodeId, NodeId> discardedAt_;   // forward whose graph nobody uses -> first value sink
   std::unordered_map<NodeId, NodeId> helperForward_;  // helper call on an evaluation path -> the forward it runs
   std::unordered_set<NodeId> sharedHelperCalls_;       // those of them that split a shared helper per path
