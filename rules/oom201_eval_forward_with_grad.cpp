@@ -68,13 +68,16 @@ is not an evaluation function. One called between steps (`evaluate(model, val_lo
 batch loop, inside the epoch loop) is, when it runs its own batches: a data loop with a forward. `model.generate()`, tokenizers,
 pipelines and constructors (`ToyModel().to(rank)`) are not forwards.
 
-One function may train or evaluate as a boolean parameter says (`def run_epoch(model, loader,
-is_train)`): where the flag is false it puts the model in eval mode (`model.eval()` under `if not
-is_train:` or in the `else` of `if is_train:`, or `model.train(is_train)`), and every backward or
-optimizer step sits under `if is_train:`. When a call in the file passes `False` with autograd on,
-the forwards outside those training branches are an evaluation with autograd enabled on that call's
-path. The fix is display-only: `with torch.set_grad_enabled(is_train):` around them keeps the
-training path as it is.
+Code may train or evaluate as a variable says: a parameter (`def run_epoch(model, loader,
+is_train)`, `mode == "train"`) that a call of the file sets to a literal with autograd on
+(`run_epoch(model, val_loader, False)`), or a loop over literals (`for phase in ["train",
+"val"]:`). Where the value puts a module in eval mode (`model.eval()` under a test of the variable
+that the value passes, or `model.train(is_train)` with a false value) and no backward or optimizer
+step runs (each sits under `if is_train:` / `if phase == "train":`), the forwards that still run
+with autograd on are an evaluation with autograd enabled. Silent when the call is under
+`no_grad`, when the forward runs under `torch.set_grad_enabled(is_train)` or only in the training
+branch, or when a backward runs whatever the value. The fix is display-only: `with
+torch.set_grad_enabled(is_train):` around the forward keeps the training path as it is.
 
 The data flow shows an evaluation too, whatever the function's name and the module's mode: a
 forward whose output reaches nothing but uses that drop its history (`.detach()`, `.item()`,
@@ -149,7 +152,7 @@ class Oom201 final : public Rule {
       // The training loop of a function that evaluates when its flag is false.
       for (NodeId c : f.callsOf(s))
         if (const Facts::FlagEval* why = f.flagEvaluation(c)) {
-          reportFlagPath(ctx, fn, s, c, *why);
+          reportFlagPath(ctx, c, *why);
           return;
         }
       NodeId loop = f.enclosingLoop(s);
@@ -230,25 +233,27 @@ class Oom201 final : public Rule {
     finding.withFix(applicability, "Wrap the evaluation in `with torch.no_grad():`", {edit});
   }
 
-  /// A forward on the path where the function's flag is false: the training path shares the
-  /// statement, so only advice that keeps it is given.
-  static void reportFlagPath(Context& ctx, uint32_t fn, NodeId s, NodeId call, const Facts::FlagEval& why) {
+  /// A forward on the path where a flag holds the literal that makes it evaluate: the training
+  /// path shares the statement, so only advice that keeps it is given.
+  static void reportFlagPath(Context& ctx, NodeId call, const Facts::FlagEval& why) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
-    const Function& fun = m.functions[fn];
-    std::string flag(m.params[fun.firstParam + why.param].name);
+    std::string flag(why.var), value(m.textOf(why.value));
     Finding& finding = ctx.report(kInfo, m.expr(call).span,
                                   ticked(brief(m, m.expr(call).lhs, 30) + "(...)") + " runs with autograd enabled where `" + flag +
-                                      "` is false, an evaluation path: the module is in eval mode and no backward follows, so "
-                                      "the forward's activations are kept for nothing");
+                                      "` is `" + value +
+                                      "`, an evaluation path: the module is in eval mode and no backward follows, so the "
+                                      "forward's activations are kept for nothing");
     finding.withEstimate(gradForwardOf(f, call));
-    finding.note(f.headerSpan(why.opener), "the module is put in eval mode here when `" + flag + "` is false");
-    finding.note(m.expr(why.site).span, "called here with `" + flag + "` false and autograd on");
-    noteLoop(finding, f, f.enclosingLoop(s));
-    if (m.lang == Lang::Cpp)
-      finding.withFix(Applicability::DisplayOnly, "Disable autograd where `" + flag + "` is false: `torch::AutoGradMode mode(" + flag + ");`");
-    else
-      finding.withFix(Applicability::DisplayOnly, "Run the forward under `with torch.set_grad_enabled(" + flag + "):`");
+    finding.note(f.headerSpan(why.opener), "the module is put in eval mode here when `" + flag + "` is `" + value + "`");
+    if (why.byLoop) finding.note(f.headerSpan(why.site), "the loop gives `" + flag + "` the value `" + value + "`");
+    else finding.note(m.expr(why.site).span, "called here with `" + flag + "` = `" + value + "` and autograd on");
+    if (m.lang == Lang::Cpp) {
+      finding.withFix(Applicability::DisplayOnly, "Turn autograd off on that path: `torch::AutoGradMode grad_mode(" + flag + ");`");
+      return;
+    }
+    std::string training = m.expr(why.value).kind == ExprKind::Bool ? flag : flag + " != " + value;
+    finding.withFix(Applicability::DisplayOnly, "Run the forward under `with torch.set_grad_enabled(" + training + "):`");
   }
 
   /// A forward whose output is used only with its history dropped: the graph it records is

@@ -90,11 +90,14 @@ class FactsBuilder {
   std::vector<std::vector<KeptInEval>> inferenceWrapperModules() const;
   // loop_roles.cpp: training / evaluation / data loops.
   void computeLoopRoles();
-  // flag_eval.cpp: forwards on the evaluation path of a function that trains or evaluates by a flag.
+  // flag_eval.cpp: forwards on the evaluation path of code that trains or evaluates by a flag.
   void findFlagEvaluations();
-  int flagSide(NodeId stmt, std::string_view param) const;
-  NodeId evalWhenFalse(uint32_t fn, std::string_view param, std::string_view& path) const;
-  NodeId falseFlagCall(uint32_t fn, uint32_t param) const;
+  /// The forwards of function `fn` (of `loop`'s body, when not kNone) on the path where `var`
+  /// holds literal `value`, as `site` (a call, or the loop) gives it.
+  void markFlagEvaluation(uint32_t fn, NodeId loop, std::string_view var, NodeId value, NodeId site);
+  int testUnder(NodeId test, std::string_view var, NodeId value) const;
+  int runsUnder(NodeId stmt, std::string_view var, NodeId value) const;
+  NodeId evalUnder(std::span<const NodeId> scope, std::string_view var, NodeId value, std::string_view& path) const;
   // discarded_forwards.cpp: forwards whose output only reaches history-dropping uses.
   void findDiscardedForwards();
   void findStepsCalledFromLoops();

@@ -364,13 +364,15 @@ class Facts {
   /// The path of the module a forward call runs: `model` for `model(x)`, `model.forward(x)`,
   /// `models[k](x)`; empty when it has none.
   std::string_view forwardReceiverPath(NodeId call) const;
-  /// A forward on the path where a boolean parameter of its function is false (`def
-  /// run_epoch(model, loader, train)` with `model.eval()` where `train` is false and every
-  /// update where it is true), called so by this file with autograd on.
+  /// A forward on the path where a variable holds a literal that puts its module in eval mode
+  /// and leaves every update out (`def run_epoch(model, loader, train)` called with `False`, or
+  /// `for phase in ["train", "val"]` at "val"), with autograd on.
   struct FlagEval {
     NodeId opener = kNone;  // the statement that puts the module in eval mode on that path
-    NodeId site = kNone;    // a call of the function that passes False, autograd on
-    uint32_t param = 0;     // the flag's parameter index
+    NodeId site = kNone;    // the call that passes the literal (autograd on), or the loop over literals
+    std::string_view var;   // the parameter or loop variable
+    NodeId value = kNone;   // the literal it holds there
+    bool byLoop = false;    // `site` is a loop statement, not a call expression
   };
   const FlagEval* flagEvaluation(NodeId call) const;
   static constexpr NodeId kEvalByName = kNone - 2;

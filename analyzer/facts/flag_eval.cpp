@@ -1,8 +1,10 @@
-// Pass 8 (after loop roles), evaluation on a flag's false path: one function that trains or
-// evaluates as a boolean parameter says (`def run_epoch(model, loader, is_train)`), with
-// `model.eval()` and no update on the path where the flag is false, and a call of this file that
-// passes False with autograd on. Its forwards outside the flag's training branches then run an
-// evaluation with autograd enabled: the loop's backward is on the other path only.
+// Pass 8 (after loop roles), evaluation on a flag's path: code that trains or evaluates as a
+// variable says, with the variable known on one path. Either a parameter that a call of this
+// file sets to a literal with autograd on (`run_epoch(model, loader, is_train=False)`), or the
+// target of a loop over literals (`for phase in ["train", "val"]:`). Where that value puts a
+// module in eval mode (`model.eval()` under a test of the variable, `model.train(is_train)`) and
+// leaves every update out (`if is_train: loss.backward()`), the forwards that still run there
+// with autograd on are an evaluation with autograd enabled.
 #include "facts/builder.h"
 #include "facts/mode_switch.h"
 
@@ -10,55 +12,109 @@ namespace oomlint {
 
 namespace {
 
-/// Which way an `if` test ties to parameter `p`: +1 for `p` (the body runs when it is true, and
-/// `p and x` too), -1 for `not p` (the body runs when it is false), 0 for anything else.
-int polarity(const Module& m, NodeId test, std::string_view p) {
-  if (test == kNone) return 0;
-  const Expr& t = m.expr(test);
-  if (t.kind == ExprKind::Name) return t.text == p ? 1 : 0;
-  if (t.kind == ExprKind::UnaryOp && (t.text == "not" || t.text == "!") && t.lhs != kNone) {
-    const Expr& o = m.expr(t.lhs);
-    return o.kind == ExprKind::Name && o.text == p ? -1 : 0;
+/// A literal the variable is given: `False`, `"val"`, `0`, `None`.
+bool isLiteral(const Module& m, NodeId e) {
+  if (e == kNone) return false;
+  ExprKind k = m.expr(e).kind;
+  return k == ExprKind::Bool || k == ExprKind::String || k == ExprKind::Number || k == ExprKind::NoneLit;
+}
+
+/// The literal's truth: +1 true, -1 false.
+int truthOf(const Module& m, NodeId lit) {
+  const Expr& x = m.expr(lit);
+  switch (x.kind) {
+    case ExprKind::Bool: return x.text == "True" || x.text == "true" ? 1 : -1;
+    case ExprKind::NoneLit: return -1;
+    case ExprKind::Number: return x.text == "0" || x.text == "0.0" ? -1 : 1;
+    case ExprKind::String: return stringContents(x.text).empty() ? -1 : 1;
+    default: return 0;
   }
-  if (t.kind == ExprKind::BoolOp && (t.text == "and" || t.text == "&&"))
-    for (const Arg& a : argsOf(m, t))
-      if (polarity(m, a.value, p) == 1) return 1;  // `p and x` holds only where `p` does
-  return 0;
+}
+
+bool sameLiteral(const Module& m, NodeId a, NodeId b) {
+  const Expr& x = m.expr(a);
+  const Expr& y = m.expr(b);
+  if (x.kind != y.kind) return false;
+  return x.kind == ExprKind::String ? stringContents(x.text) == stringContents(y.text) : x.text == y.text;
 }
 
 }  // namespace
 
-/// +1: `stmt` runs only where parameter `p` is true; -1: only where it is false; 0: either way.
-int FactsBuilder::flagSide(NodeId stmt, std::string_view p) const {
-  for (NodeId c = stmt, par = m_.stmt(stmt).parent; par != kNone; c = par, par = m_.stmt(par).parent) {
-    const Stmt& ps = m_.stmt(par);
-    if (ps.kind != StmtKind::If) continue;
-    int pol = polarity(m_, ps.value, p);
-    if (pol == 0 || f_.branch_[c] > 1) continue;
-    // The `else` of `if p and x:` runs where `p` is false or `x` is: either way.
-    bool conjunction = m_.expr(ps.value).kind == ExprKind::BoolOp;
-    if (f_.branch_[c] == 0) return pol;
-    if (!conjunction) return -pol;
+/// What a test comes to where variable `var` holds literal `value`: +1 true, -1 false, 0 unknown.
+/// Reads `var`, `not var`, `var == "train"`, `var != "val"`, `var in ("train", "finetune")`,
+/// `var is False`, and `and` / `or` of those.
+int FactsBuilder::testUnder(NodeId test, std::string_view var, NodeId value) const {
+  if (test == kNone) return 0;
+  const Expr& t = m_.expr(test);
+  switch (t.kind) {
+    case ExprKind::Name: return t.text == var ? truthOf(m_, value) : 0;
+    case ExprKind::UnaryOp: return (t.text == "not" || t.text == "!") ? -testUnder(t.lhs, var, value) : 0;
+    case ExprKind::BoolOp: {
+      bool conj = t.text == "and" || t.text == "&&";
+      int out = conj ? 1 : -1;
+      for (const Arg& a : argsOf(m_, t)) {
+        int v = testUnder(a.value, var, value);
+        if (v == -out) return v;  // a false operand decides `and`, a true one `or`
+        if (v == 0) out = 0;
+      }
+      return out;
+    }
+    case ExprKind::Compare: {
+      if (t.argCount != 2) return 0;
+      NodeId l = m_.args[t.firstArg].value, r = m_.args[t.firstArg + 1].value;
+      if (m_.expr(r).kind == ExprKind::Name && m_.expr(r).text == var) std::swap(l, r);
+      if (m_.expr(l).kind != ExprKind::Name || m_.expr(l).text != var) return 0;
+      if (t.text == "in") {
+        if (m_.expr(r).kind != ExprKind::Container) return 0;
+        for (const Arg& a : argsOf(m_, m_.expr(r)))
+          if (!isLiteral(m_, a.value)) return 0;
+        for (const Arg& a : argsOf(m_, m_.expr(r)))
+          if (sameLiteral(m_, a.value, value)) return 1;
+        return -1;
+      }
+      if (!isLiteral(m_, r)) return 0;
+      bool equal = sameLiteral(m_, r, value);
+      if (t.text == "==" || t.text == "is") return equal ? 1 : -1;
+      if (t.text == "!=") return equal ? -1 : 1;
+      return 0;
+    }
+    default: return 0;
   }
-  return 0;
 }
 
-/// The statement that puts a module in eval mode where `p` is false: `model.eval()` on that side
-/// of an `if p`, or `model.train(p)`. kNone when there is none. `path` gets the module's path.
-NodeId FactsBuilder::evalWhenFalse(uint32_t fn, std::string_view p, std::string_view& path) const {
-  for (NodeId s : f_.fnStmts_[fn]) {
+/// Whether `stmt` runs where `var` holds `value`: -1 an enclosing test rules it out, +1 an
+/// enclosing test of `var` lets it in, 0 no test of `var` decides.
+int FactsBuilder::runsUnder(NodeId stmt, std::string_view var, NodeId value) const {
+  int out = 0;
+  for (NodeId c = stmt, par = m_.stmt(stmt).parent; par != kNone; c = par, par = m_.stmt(par).parent) {
+    const Stmt& ps = m_.stmt(par);
+    if (ps.kind != StmtKind::If || f_.branch_[c] > 1) continue;
+    int v = testUnder(ps.value, var, value);
+    if (v == 0) continue;
+    bool inBody = f_.branch_[c] == 0;
+    if (inBody != (v == 1)) return -1;
+    out = 1;
+  }
+  return out;
+}
+
+/// The statement of `scope` that puts a module in eval mode where `var` holds `value`:
+/// `model.eval()` under a test of `var` that lets it in, or `model.train(var)` for a false value.
+/// `path` gets the module's path.
+NodeId FactsBuilder::evalUnder(std::span<const NodeId> scope, std::string_view var, NodeId value, std::string_view& path) const {
+  for (NodeId s : scope) {
     const Stmt& st = m_.stmt(s);
     if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) continue;
     NodeId base = kNone;
     char sw = moduleModeSwitch(m_, st.value, base);
-    bool follows = false;  // `model.train(p)`, `model.train(mode=p)`
-    if (!sw && methodName(m_, st.value) == "train") {
+    bool follows = false;  // `model.train(var)`, `model.train(mode=var)`
+    if (!sw && methodName(m_, st.value) == "train" && truthOf(m_, value) == -1) {
       NodeId a = positionalArg(m_, st.value, 0);
       if (a == kNone) a = keywordArg(m_, st.value, "mode");
-      follows = a != kNone && m_.expr(a).kind == ExprKind::Name && m_.expr(a).text == p;
+      follows = a != kNone && m_.expr(a).kind == ExprKind::Name && m_.expr(a).text == var;
       base = receiverOf(m_, st.value);
     }
-    if (!follows && !(sw == 'e' && flagSide(s, p) == -1)) continue;
+    if (!(follows && runsUnder(s, var, value) >= 0) && !(sw == 'e' && runsUnder(s, var, value) == 1)) continue;
     Kind k = f_.kindOf(base);
     if (k != Kind::Module && k != Kind::ModuleCollection) continue;
     path = f_.pathKey(base);
@@ -67,49 +123,51 @@ NodeId FactsBuilder::evalWhenFalse(uint32_t fn, std::string_view p, std::string_
   return kNone;
 }
 
-/// A call of `fn` in this file that passes a literal False for parameter `i`, with autograd on.
-NodeId FactsBuilder::falseFlagCall(uint32_t fn, uint32_t i) const {
-  const Function& fun = m_.functions[fn];
-  std::string_view p = m_.params[fun.firstParam + i].name;
-  for (NodeId call : callSites_[fn]) {
-    bool bound = fun.cls >= 0 && m_.expr(m_.expr(call).lhs).kind == ExprKind::Attribute;
-    if (bound && i == 0) continue;
-    NodeId a = keywordArg(m_, call, p);
-    if (a == kNone) a = positionalArg(m_, call, bound ? i - 1 : i);
-    if (a == kNone || !isFalseLiteral(m_, a)) continue;
-    if (f_.gradMode_[m_.expr(call).stmt] == GradMode::Enabled) return call;
+void FactsBuilder::markFlagEvaluation(uint32_t fn, NodeId loop, std::string_view var, NodeId value, NodeId site) {
+  std::span<const NodeId> scope = loop == kNone ? std::span<const NodeId>(f_.fnStmts_[fn]) : f_.statementsWithin(loop);
+  std::string_view path;
+  NodeId opener = evalUnder(scope, var, value, path);
+  if (opener == kNone) return;
+  // No update of the scope (the function, or the loop's body), its own or a helper's, runs there.
+  for (const StepEvent& e : f_.events(fn))
+    if ((e.kind & event::kUpdate) && (loop == kNone || f_.within(e.stmt, loop)) && runsUnder(e.stmt, var, value) >= 0) return;
+  for (NodeId s : scope) {
+    if (f_.gradMode_[s] != GradMode::Enabled || m_.stmt(s).span.begin < m_.stmt(opener).span.begin) continue;
+    if (runsUnder(s, var, value) < 0) continue;
+    for (NodeId c : f_.stmtCalls_[s]) {
+      if (!f_.isForwardCall(c) || f_.evalOpener_.count(c) || f_.flagEval_.count(c)) continue;
+      std::string_view receiver = f_.forwardReceiverPath(c);
+      bool under = receiver == path || (receiver.size() > path.size() && receiver.substr(0, path.size()) == path &&
+                                        receiver[path.size()] == '.');
+      if (under) f_.flagEval_.emplace(c, Facts::FlagEval{opener, site, var, value, loop != kNone});
+    }
   }
-  return kNone;
 }
 
 void FactsBuilder::findFlagEvaluations() {
   f_.flagEval_.clear();
   for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
     const Function& fun = m_.functions[fn];
-    if (fun.isLambda || callSites_[fn].empty()) continue;
-    for (uint32_t i = 0; i < fun.paramCount && i < 32; ++i) {
-      std::string_view p = m_.params[fun.firstParam + i].name;
-      std::string_view path;
-      NodeId opener = evalWhenFalse(fn, p, path);
-      if (opener == kNone) continue;
-      // Every update of the function, its own or a helper's, runs only where the flag is true.
-      bool updatesOnlyWhenTrue = true;
-      for (const StepEvent& e : f_.events(fn))
-        if ((e.kind & event::kUpdate) && flagSide(e.stmt, p) != 1) updatesOnlyWhenTrue = false;
-      if (!updatesOnlyWhenTrue) continue;
-      NodeId site = falseFlagCall(fn, i);
-      if (site == kNone) continue;
-      for (NodeId s : f_.fnStmts_[fn]) {
-        if (f_.gradMode_[s] != GradMode::Enabled || flagSide(s, p) == 1) continue;
-        if (m_.stmt(s).span.begin < m_.stmt(opener).span.begin) continue;
-        for (NodeId c : f_.stmtCalls_[s]) {
-          if (!f_.isForwardCall(c) || f_.evalOpener_.count(c)) continue;
-          std::string_view receiver = f_.forwardReceiverPath(c);
-          bool under = receiver == path || (receiver.size() > path.size() && receiver.substr(0, path.size()) == path &&
-                                            receiver[path.size()] == '.');
-          if (under) f_.flagEval_.emplace(c, Facts::FlagEval{opener, site, i});
-        }
+    if (fun.isLambda || f_.fnStmts_[fn].empty()) continue;
+    // Parameters a call of this file sets to a literal, with autograd on there.
+    for (NodeId call : callSites_[fn]) {
+      if (f_.gradMode_[m_.expr(call).stmt] != GradMode::Enabled) continue;
+      bool bound = fun.cls >= 0 && m_.expr(m_.expr(call).lhs).kind == ExprKind::Attribute;
+      for (uint32_t i = bound ? 1 : 0; i < fun.paramCount; ++i) {
+        std::string_view p = m_.params[fun.firstParam + i].name;
+        NodeId a = keywordArg(m_, call, p);
+        if (a == kNone) a = positionalArg(m_, call, bound ? i - 1 : i);
+        if (isLiteral(m_, a)) markFlagEvaluation(fn, kNone, p, a, call);
       }
+    }
+    // Loops over literals: each value is one pass of the body.
+    for (NodeId s : f_.fnStmts_[fn]) {
+      const Stmt& st = m_.stmt(s);
+      if (st.kind != StmtKind::For || st.value == kNone || st.target == kNone || m_.expr(st.target).kind != ExprKind::Name) continue;
+      const Expr& it = m_.expr(st.value);
+      if (it.kind != ExprKind::Container || shape::isComprehension(it.shape)) continue;
+      for (const Arg& a : argsOf(m_, it))
+        if (isLiteral(m_, a.value)) markFlagEvaluation(fn, s, m_.expr(st.target).text, a.value, s);
     }
   }
 }
