@@ -41,7 +41,8 @@ asked for their parameters holds modules; a model
 a script's own top-level code puts in eval mode is in eval mode in the functions that read it as a
 global: those the script calls, and top-level functions nothing in the file calls, such as a
 callback handed to a UI or a server; a plain class, no module and no framework's, whose `__init__`
-puts a module it keeps in eval mode, `self.model.eval()` or `model.eval()` then `self.mdl = model`,
+(or a method it calls at its top, `self._load_model(path)`) puts a module it keeps in eval mode
+(and does not turn autograd off for the process with a `torch.set_grad_enabled(False)` statement), `self.model.eval()` or `model.eval()` then `self.mdl = model`,
 and that never trains, replaces, freezes or switches it back, is an inference wrapper: each of its
 methods runs that module in eval mode, whatever the method is called), or a
 forward in a function named for evaluation

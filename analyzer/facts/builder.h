@@ -86,8 +86,14 @@ class FactsBuilder {
     NodeId opener;          // the statement that switches it
   };
   /// Per class of this file: the `self.*` modules each method runs in eval mode (a plain class
-  /// that puts them in eval mode in `__init__` and never trains, replaces or unfreezes them).
+  /// that puts them in eval mode in `__init__`, or in a method `__init__` calls, and never
+  /// trains, replaces or unfreezes them).
   std::vector<std::vector<KeptInEval>> inferenceWrapperModules() const;
+  /// The modules function `fn` (`__init__`, or a method it calls at its top) puts in eval mode at
+  /// its top and keeps on `self`, never trained, replaced elsewhere or unfrozen.
+  void keptInEvalBy(uint32_t fn, std::vector<KeptInEval>& out) const;
+  /// `fn` runs `torch.set_grad_enabled(False)` as a statement: autograd is off after it, for good.
+  bool disablesGradForGood(uint32_t fn) const;
   // loop_roles.cpp: training / evaluation / data loops.
   void computeLoopRoles();
   // flag_eval.cpp: forwards on the evaluation path of code that trains or evaluates by a flag.

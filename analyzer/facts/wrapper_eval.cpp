@@ -1,10 +1,13 @@
 // Part of pass 6 (evaluation contexts): inference wrappers. A plain class (no module, no training
-// framework) whose `__init__` puts a module it keeps in eval mode (`self.model =
+// framework) whose `__init__` (or a method it calls, `self._load_model(path)`) puts a module it keeps in eval mode (`self.model =
 // AutoModel.from_pretrained(name)` then `self.model.eval()`, or `model.eval()` then `self.mdl =
 // model`), and that never trains it, serves predictions: each of its methods runs that module in
 // eval mode, whatever the method is called (`get_image_embeddings`, `encode`, `__call__`).
+#include <algorithm>
+
 #include "facts/builder.h"
 #include "facts/mode_switch.h"
+#include "facts/torch_api.h"
 
 namespace oomlint {
 
@@ -40,6 +43,46 @@ bool switchedToTrain(const Module& m, std::string_view attr) {
 
 }  // namespace
 
+void FactsBuilder::keptInEvalBy(uint32_t fn, std::vector<KeptInEval>& out) const {
+  // The statements at the top of the function: a switch under a condition may not run.
+  auto body = items(m_, m_.functions[fn].body);
+  std::vector<NodeId> top(body.begin(), body.end());
+  for (size_t i = 0; i < top.size(); ++i) {
+    const Stmt& st = m_.stmt(top[i]);
+    if ((st.kind != StmtKind::Expr && st.kind != StmtKind::Assign) || st.value == kNone) continue;
+    if (m_.expr(st.value).kind != ExprKind::Call) continue;
+    NodeId base = kNone;
+    if (moduleModeSwitch(m_, st.value, base) != 'e') continue;
+    NodeId subject = st.kind == StmtKind::Assign ? (st.targets.count == 1 ? st.target : kNone) : base;
+    if (subject == kNone) continue;
+    Kind k = f_.kindOf(subject);
+    if (k != Kind::Module && k != Kind::ModuleCollection) continue;
+    NodeId kept = subject;
+    const Expr& se = m_.expr(subject);
+    if (se.kind == ExprKind::Name) kept = keptAs(m_, top, i + 1, se.text);
+    if (kept == kNone || m_.expr(kept).kind != ExprKind::Attribute || !isSelfName(m_, m_.expr(kept).lhs)) continue;
+    std::string_view attr = m_.expr(kept).text;
+    // Trained, replaced (other than by this function before its switch) or unfrozen elsewhere:
+    // not an inference-only module. A frozen one runs without a graph anyway.
+    bool replaced = false;
+    for (NodeId w : f_.attributeWriters(attr))
+      if (m_.stmt(w).function != fn || m_.stmt(w).span.begin > st.span.begin) replaced = true;
+    if (switchedToTrain(m_, attr) || replaced || f_.isFrozenModule(kept)) continue;
+    out.push_back({f_.pathKey(kept), top[i]});
+  }
+}
+
+bool FactsBuilder::disablesGradForGood(uint32_t fn) const {
+  for (NodeId s : f_.fnStmts_[fn]) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) continue;
+    const std::string& canon = m_.canonical(st.value);
+    if (torch_api::startsWith(canon, "torch.") && torch_api::endsWith(canon, "set_grad_enabled") && isFalseLiteral(m_, positionalArg(m_, st.value, 0)))
+      return true;
+  }
+  return false;
+}
+
 std::vector<std::vector<FactsBuilder::KeptInEval>> FactsBuilder::inferenceWrapperModules() const {
   std::vector<std::vector<KeptInEval>> out(m_.classes.size());
   std::vector<uint32_t> init(m_.classes.size(), 0);
@@ -53,30 +96,20 @@ std::vector<std::vector<FactsBuilder::KeptInEval>> FactsBuilder::inferenceWrappe
   for (size_t c = 0; c < m_.classes.size(); ++c) {
     int32_t cls = static_cast<int32_t>(c);
     if (!init[c] || trains[c] || f_.isModuleClass(cls) || f_.classFramework(cls) != 0) continue;
-    // The statements at the top of `__init__`: a switch under a condition may not run.
-    auto body = items(m_, m_.functions[init[c]].body);
-    std::vector<NodeId> top(body.begin(), body.end());
-    for (size_t i = 0; i < top.size(); ++i) {
-      const Stmt& st = m_.stmt(top[i]);
-      if ((st.kind != StmtKind::Expr && st.kind != StmtKind::Assign) || st.value == kNone) continue;
-      if (m_.expr(st.value).kind != ExprKind::Call) continue;
-      NodeId base = kNone;
-      if (moduleModeSwitch(m_, st.value, base) != 'e') continue;
-      NodeId subject = st.kind == StmtKind::Assign ? (st.targets.count == 1 ? st.target : kNone) : base;
-      if (subject == kNone) continue;
-      Kind k = f_.kindOf(subject);
-      if (k != Kind::Module && k != Kind::ModuleCollection) continue;
-      NodeId kept = subject;
-      const Expr& se = m_.expr(subject);
-      if (se.kind == ExprKind::Name) kept = keptAs(m_, top, i + 1, se.text);
-      if (kept == kNone || m_.expr(kept).kind != ExprKind::Attribute || !isSelfName(m_, m_.expr(kept).lhs)) continue;
-      std::string_view attr = m_.expr(kept).text;
-      // Trained, replaced or unfrozen elsewhere: not an inference-only module. A frozen one runs
-      // without a graph anyway.
-      if (switchedToTrain(m_, attr) || !f_.attributeWriters(attr).empty() || f_.isFrozenModule(kept))
-        continue;
-      out[c].push_back({f_.pathKey(kept), top[i]});
-    }
+    // `__init__` and the methods of this class it calls at its top (`self._load_model(weight)`):
+    // what they do, the constructor does.
+    std::vector<uint32_t> setup{init[c]};
+    for (NodeId s : items(m_, m_.functions[init[c]].body))
+      for (NodeId call : f_.stmtCalls_[s]) {
+        std::span<const uint32_t> targets = f_.callTargets(call);
+        NodeId callee = m_.expr(call).lhs;
+        bool onSelf = m_.expr(callee).kind == ExprKind::Attribute && isSelfName(m_, m_.expr(callee).lhs);
+        if (onSelf && targets.size() == 1 && m_.functions[targets[0]].cls == cls && targets[0] != init[c]) setup.push_back(targets[0]);
+      }
+    // `torch.set_grad_enabled(False)` as a statement turns autograd off for the process: the
+    // wrapper's methods then run without it.
+    if (std::any_of(setup.begin(), setup.end(), [&](uint32_t fn) { return disablesGradForGood(fn); })) continue;
+    for (uint32_t fn : setup) keptInEvalBy(fn, out[c]);
   }
   return out;
 }
