@@ -26,10 +26,6 @@ struct EvalEntry {
 };
 using EvalSet = std::vector<EvalEntry>;
 
-bool extends(std::string_view path, std::string_view prefix) {
-  return path == prefix || (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix && path[prefix.size()] == '.');
-}
-
 /// `self.method(...)`: the callee shares the caller's `self`, so `self.*` entries carry over.
 bool calledOnSelf(const Module& m, NodeId call) {
   const Expr& callee = m.expr(m.expr(call).lhs);
@@ -41,7 +37,7 @@ bool isSelfPath(std::string_view path) { return path.substr(0, 5) == "self."; }
 NodeId covers(const EvalSet& set, std::string_view path) {
   if (path.empty()) return kNone;
   for (const EvalEntry& e : set)
-    if (extends(path, e.path)) return e.opener;
+    if (names::extendsPath(path, e.path)) return e.opener;
   return kNone;
 }
 
@@ -177,7 +173,7 @@ class EvalWalker {
     bool atModuleLevel = m_.stmt(m_.expr(call).stmt).function == 0;
     for (const EvalEntry& e : set) {
       bool keep = (onSelf && isSelfPath(e.path)) || (atModuleLevel && e.path.find('.') == std::string_view::npos);
-      for (size_t i = 0; !keep && i < args.size(); ++i) keep = extends(args[i], e.path);
+      for (size_t i = 0; !keep && i < args.size(); ++i) keep = names::extendsPath(args[i], e.path);
       if (keep) out.push_back(e);
     }
     return out;
@@ -315,7 +311,7 @@ class EvalWalker {
       set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return e.path == path; }), set.end());
       set.push_back({path, s});
     } else if (sw == 't') {
-      set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return extends(e.path, path); }), set.end());
+      set.erase(std::remove_if(set.begin(), set.end(), [&](const EvalEntry& e) { return names::extendsPath(e.path, path); }), set.end());
     }
   }
 

@@ -5,8 +5,11 @@
 // module in eval mode (`model.eval()` under a test of the variable, `model.train(is_train)`) and
 // leaves every update out (`if is_train: loss.backward()`), the forwards that still run there
 // with autograd on are an evaluation with autograd enabled.
+#include <algorithm>
+
 #include "facts/builder.h"
 #include "facts/mode_switch.h"
+#include "facts/names.h"
 
 namespace oomlint {
 
@@ -136,10 +139,7 @@ void FactsBuilder::markFlagEvaluation(uint32_t fn, NodeId loop, std::string_view
     if (runsUnder(s, var, value) < 0) continue;
     for (NodeId c : f_.stmtCalls_[s]) {
       if (!f_.isForwardCall(c) || f_.evalOpener_.count(c) || f_.flagEval_.count(c)) continue;
-      std::string_view receiver = f_.forwardReceiverPath(c);
-      bool under = receiver == path || (receiver.size() > path.size() && receiver.substr(0, path.size()) == path &&
-                                        receiver[path.size()] == '.');
-      if (under) f_.flagEval_.emplace(c, Facts::FlagEval{opener, site, var, value, loop != kNone});
+      if (names::extendsPath(f_.forwardReceiverPath(c), path)) f_.flagEval_.emplace(c, Facts::FlagEval{opener, site, var, value, loop != kNone});
     }
   }
 }
@@ -149,7 +149,9 @@ void FactsBuilder::findFlagEvaluations() {
   for (uint32_t fn = 1; fn < m_.functions.size(); ++fn) {
     const Function& fun = m_.functions[fn];
     if (fun.isLambda || f_.fnStmts_[fn].empty()) continue;
-    // Parameters a call of this file sets to a literal, with autograd on there.
+    // Parameters a call of this file sets to a literal, with autograd on there; each value once
+    // (a helper called a hundred times with `False` is read once).
+    std::vector<std::pair<uint32_t, NodeId>> seen;  // parameter, literal
     for (NodeId call : callSites_[fn]) {
       if (f_.gradMode_[m_.expr(call).stmt] != GradMode::Enabled) continue;
       bool bound = fun.cls >= 0 && m_.expr(m_.expr(call).lhs).kind == ExprKind::Attribute;
@@ -157,7 +159,10 @@ void FactsBuilder::findFlagEvaluations() {
         std::string_view p = m_.params[fun.firstParam + i].name;
         NodeId a = keywordArg(m_, call, p);
         if (a == kNone) a = positionalArg(m_, call, bound ? i - 1 : i);
-        if (isLiteral(m_, a)) markFlagEvaluation(fn, kNone, p, a, call);
+        if (!isLiteral(m_, a) || std::any_of(seen.begin(), seen.end(), [&](const auto& v) { return v.first == i && sameLiteral(m_, v.second, a); }))
+          continue;
+        seen.emplace_back(i, a);
+        markFlagEvaluation(fn, kNone, p, a, call);
       }
     }
     // Loops over literals: each value is one pass of the body.

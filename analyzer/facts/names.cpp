@@ -21,6 +21,10 @@ std::string_view lastComponent(std::string_view dotted) {
   return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
 }
 
+bool extendsPath(std::string_view path, std::string_view prefix) {
+  return path == prefix || (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix && path[prefix.size()] == '.');
+}
+
 namespace {
 
 std::vector<std::string> words(std::string_view id) {

@@ -10,6 +10,8 @@ namespace oomlint::names {
 std::string lower(std::string_view s);
 /// Last component of a dotted path: "self.model" -> "model".
 std::string_view lastComponent(std::string_view dotted);
+/// `path` is `prefix` or a member below it: "self.model.encoder" extends "self.model".
+bool extendsPath(std::string_view path, std::string_view prefix);
 /// Splits snake_case and camelCase into lower-case words.
 bool hasWord(std::string_view identifier, std::string_view word);
 

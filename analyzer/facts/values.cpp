@@ -633,20 +633,21 @@ class ValueWalker {
     }
     // A function of this file: what its summary says it returns. An abstract method (it only
     // raises) says nothing of the override that runs.
-    std::span<const uint32_t> all = f_.callTargets(e);
-    std::vector<uint32_t> targets;
-    for (uint32_t t : all)
-      if (!f_.summaries_[t].raisesOnly) targets.push_back(t);
-    if (!all.empty() && targets.empty()) return out;
+    std::span<const uint32_t> targets = f_.callTargets(e);
     if (!targets.empty()) {
-      out = f_.summaries_[targets.front()].returns;
-      for (size_t i = 1; i < targets.size(); ++i) out = joinFact(out, f_.summaries_[targets[i]].returns);
-      if (targets.size() == 1) out = withArguments(out, e, f_.calleeFunction(targets.front()));
+      uint32_t concrete = 0, only = 0;
+      for (uint32_t t : targets) {
+        if (f_.summaries_[t].raisesOnly) continue;
+        out = concrete++ ? joinFact(out, f_.summaries_[t].returns) : f_.summaries_[t].returns;
+        only = t;
+      }
+      if (concrete == 0) return ValueFact{};
+      if (concrete == 1) out = withArguments(out, e, f_.calleeFunction(only));
       if (mode == GradMode::Disabled) out.history = Tri::No;
       // Walked as if entered with autograd on (function()): from a call whose mode is unknown, the
       // history is unknown too.
       if (mode == GradMode::Unknown && out.history == Tri::Yes &&
-          std::any_of(targets.begin(), targets.end(), [&](uint32_t t) { return f_.summaries_[t].entryGrad == GradMode::Unknown; }))
+          std::any_of(targets.begin(), targets.end(), [&](uint32_t t) { return !f_.summaries_[t].raisesOnly && f_.summaries_[t].entryGrad == GradMode::Unknown; }))
         out.history = Tri::Unknown;
       if (out.history == Tri::Yes) out.origin = e;
       return out;

@@ -77,7 +77,7 @@ bool FactsBuilder::disablesGradForGood(uint32_t fn) const {
     const Stmt& st = m_.stmt(s);
     if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) continue;
     const std::string& canon = m_.canonical(st.value);
-    if (torch_api::startsWith(canon, "torch.") && torch_api::endsWith(canon, "set_grad_enabled") && isFalseLiteral(m_, positionalArg(m_, st.value, 0)))
+    if (torch_api::isSetGradEnabled(canon) && isFalseLiteral(m_, positionalArg(m_, st.value, 0)))
       return true;
   }
   return false;
