@@ -198,7 +198,10 @@ TEST(Cpp, CompileCommandsNameTheSourceRelativeToTheirFolder) {
 TEST(Cpp, ProjectHeadersGiveTheirCodeWithRealFlagsAndAPrecompiledPreamble) {
   // With a compile database the file's #include block is precompiled: the header's classes come
   // from the preamble, and their methods' bodies must still be lowered from it, on the run that
-  // writes the preamble and on the one that reuses it.
+  // writes the preamble and on the one that reuses it. The database names no LibTorch include
+  // folder, so the bundled declarations stand in for <torch/torch.h> (in the preamble too) and the
+  // preamble takes a second to write instead of ten; CompileCommandsGiveTheFilesRealFlags parses
+  // the real headers.
   fs::path dir = tempDir("headers");
   fs::path src = dir / "src" / "train.cpp";
   spit(dir / "include" / "meter.h",
@@ -220,8 +223,7 @@ TEST(Cpp, ProjectHeadersGiveTheirCodeWithRealFlagsAndAPrecompiledPreamble) {
   spit(src, code);
   spit(dir / "build" / "compile_commands.json",
        "[{\"directory\": \"" + (dir / "build").string() + "\", \"file\": \"" + src.string() +
-           "\", \"command\": \"/usr/bin/c++ -std=c++17 -I" + (dir / "include").string() + " -I" + kTorchApiInclude +
-           " -c " + src.string() + "\"}]\n");
+           "\", \"command\": \"/usr/bin/c++ -std=c++17 -I" + (dir / "include").string() + " -c " + src.string() + "\"}]\n");
   fs::path pch = dir / "pch";
   ::setenv("OOMLINT_PCH_DIR", pch.c_str(), 1);
   auto findings = [&](const std::string& root, bool alone) {
@@ -245,6 +247,43 @@ TEST(Cpp, ProjectHeadersGiveTheirCodeWithRealFlagsAndAPrecompiledPreamble) {
   // A header outside the project root, and the file checked alone, say nothing of Meter::add.
   EXPECT_TRUE(findings((dir / "src").string(), false).empty());
   EXPECT_TRUE(findings(dir.string(), true).empty());
+  ::unsetenv("OOMLINT_PCH_DIR");
+  fs::remove_all(dir);
+}
+
+TEST(Cpp, APreambleIsSharedByBuildFoldersWhoseFlagsNameAbsolutePaths) {
+  // Each CMake build folder of a source tree runs the same compile command in another folder. With
+  // absolute paths in the flags the folder changes nothing Clang reads, so the preamble written
+  // for one is reused by the other; `-I include`, read from the folder, keeps them apart.
+  fs::path dir = tempDir("pch_folders");
+  fs::path src = dir / "src" / "train.cpp";
+  std::string code = leakyCpp("", "#include \"meter.h\"\n");
+  spit(src, code);
+  spit(dir / "include" / "meter.h", "#pragma once\nstruct Meter {};\n");
+  fs::path pch = dir / "pch";
+  ::setenv("OOMLINT_PCH_DIR", pch.c_str(), 1);
+  auto parseIn = [&](const std::string& build, const std::string& include) {
+    fs::create_directories(dir / build);
+    spit(dir / build / "compile_commands.json", "[{\"directory\": \"" + (dir / build).string() + "\", \"file\": \"" + src.string() +
+                                                    "\", \"command\": \"c++ -std=c++17 -I " + include + " -c " + src.string() + "\"}]\n");
+    cpp::configure(cpp::Settings{(dir / build).string()});
+    std::string error, mode;
+    std::unique_ptr<Module> m = cpp::parse(src.string(), code, error, &mode);
+    cpp::configure(cpp::Settings{});
+    EXPECT_TRUE(m) << build << ": " << error;
+    EXPECT_EQ("compile_commands", mode) << build;
+    std::vector<Finding> found = m ? analyzeModule(*m, everyRule()) : std::vector<Finding>{};
+    EXPECT_EQ(1u, found.size()) << build;
+    size_t preambles = 0;
+    for (const auto& e : fs::directory_iterator(pch)) preambles += e.path().extension() == ".pch";
+    return preambles;
+  };
+  EXPECT_EQ(1u, parseIn("build-debug", (dir / "include").string()));
+  EXPECT_EQ(1u, parseIn("build-release", (dir / "include").string())) << "the same flags in another folder";
+  spit(dir / "build-debug" / "include" / "meter.h", "#pragma once\nstruct Meter {};\n");
+  spit(dir / "build-release" / "include" / "meter.h", "#pragma once\nstruct Meter {};\n");
+  EXPECT_EQ(2u, parseIn("build-debug", "include"));
+  EXPECT_EQ(3u, parseIn("build-release", "include")) << "a relative include folder is another folder's";
   ::unsetenv("OOMLINT_PCH_DIR");
   fs::remove_all(dir);
 }

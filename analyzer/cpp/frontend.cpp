@@ -35,6 +35,7 @@
 
 #include "cpp/lower.h"
 #include "cpp/plugin_api.h"
+#include "cpp/preamble.h"
 #include "cpp/standins.h"
 #include "util/path.h"
 
@@ -371,119 +372,6 @@ class LowerActionFactory : public clang::tooling::FrontendActionFactory {
   std::string projectRoot_;
 };
 
-/// Writes a precompiled header of its input to a chosen path (GeneratePCHAction takes the path
-/// from the command line, which the tool's adjusters strip).
-class WritePch : public clang::GeneratePCHAction {
- public:
-  explicit WritePch(std::string out) : out_(std::move(out)) {}
-
- protected:
-  bool BeginInvocation(clang::CompilerInstance& ci) override {
-    ci.getFrontendOpts().OutputFile = out_;
-    ci.getFrontendOpts().ProgramAction = clang::frontend::GeneratePCH;
-    return true;
-  }
-
- private:
-  std::string out_;
-};
-
-class WritePchFactory : public clang::tooling::FrontendActionFactory {
- public:
-  explicit WritePchFactory(std::string out) : out_(std::move(out)) {}
-  std::unique_ptr<clang::FrontendAction> create() override { return std::make_unique<WritePch>(out_); }
-
- private:
-  std::string out_;
-};
-
-class Silent : public clang::DiagnosticConsumer {
- public:
-  void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
-    clang::DiagnosticConsumer::HandleDiagnostic(level, info);
-    if (level >= clang::DiagnosticsEngine::Error && std::getenv("OOMLINT_DEBUG_CLANG")) {
-      llvm::SmallString<128> text;
-      info.FormatDiagnostic(text);
-      llvm::errs() << "clang (preamble): " << text << "\n";
-    }
-  }
-};
-
-/// Keeps the preamble cache bounded: a project's distinct #include blocks each get a PCH (tens of
-/// MB with real LibTorch headers), so beyond kMaxPreambles the least recently written go.
-void evictOldPreambles(const std::string& dir, const std::string& keep) {
-  constexpr size_t kMaxPreambles = 12;
-  std::vector<std::pair<llvm::sys::TimePoint<>, std::string>> found;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
-    llvm::StringRef p = it->path();
-    if (!p.endswith(".pch") || p == keep) continue;
-    llvm::sys::fs::file_status st;
-    if (!llvm::sys::fs::status(p, st)) found.emplace_back(st.getLastModificationTime(), p.str());
-  }
-  if (found.size() < kMaxPreambles) return;
-  std::sort(found.begin(), found.end());
-  for (size_t i = 0; i + kMaxPreambles <= found.size(); ++i) {
-    llvm::sys::fs::remove(found[i].second);
-    llvm::sys::fs::remove(found[i].second + ".h");
-  }
-}
-
-/// The preamble a file's parses share: for bundled mode a fixed prelude (the stand-in LibTorch
-/// header and the standard headers training code includes), for real flags the file's own
-/// leading #include block. Precompiled once per (flags, text) into `cacheDir`, reused by every
-/// later parse, in this process and the next. Returns the .pch path, or "" when none can be had.
-std::string precompiledPreamble(const std::string& cacheDir, const std::vector<std::string>& flags,
-                                const std::string& preamble, const std::string& workDir,
-                                llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
-  if (cacheDir.empty() || preamble.empty()) return {};
-  std::string key = LLVM_VERSION_STRING "|prefix|" + workDir + "|" + preamble;
-  for (const std::string& f : flags) key += "|" + f;
-  size_t h = std::hash<std::string>{}(key) ^ (std::hash<std::string>{}(kBundledTorchHeader) * 31);
-  char name[64];
-  std::snprintf(name, sizeof(name), "preamble-%016zx.pch", h);
-  std::string path = cacheDir + "/" + name;
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  if (llvm::sys::fs::exists(path)) return path;
-  if (llvm::sys::fs::create_directories(cacheDir)) return {};
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  // The preamble's text as a real file: the PCH refers to it, and every later parse checks it.
-  std::string header = cacheDir + "/" + name + ".h";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(header, ec);
-    if (ec) return {};
-    out << preamble;
-  }
-  // The preamble is a header whatever the file is: its own `-x` goes, `-x c++-header` comes first.
-  std::vector<std::string> pchFlags;
-  for (size_t i = 0; i < flags.size(); ++i) {
-    if (flags[i] == "-x" && i + 1 < flags.size()) {
-      ++i;
-      continue;
-    }
-    pchFlags.push_back(flags[i]);
-  }
-  // Not -fpch-instantiate-templates: the parses that load the PCH skip end-of-file instantiation
-  // anyway (LowerAction parses a TU prefix), and the function bodies it would store bring
-  // thousands of trait specializations that each later lookup of those templates deserialises.
-  clang::tooling::FixedCompilationDatabase db(workDir, pchFlags);
-  clang::tooling::ClangTool tool(db, {header}, std::make_shared<clang::PCHContainerOperations>(), fs);
-  tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster({"-x", "c++-header"}, clang::tooling::ArgumentInsertPosition::BEGIN));
-  Silent quiet;
-  tool.setDiagnosticConsumer(&quiet);
-  tool.setPrintErrorMessage(false);
-  WritePchFactory factory(tmp);
-  if (tool.run(&factory) != 0 || quiet.getNumErrors() > 0 || llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return {};
-  }
-  evictOldPreambles(cacheDir, path);
-  return path;
-}
-
-
 bool isHeaderPath(llvm::StringRef path) {
   return path.endswith(".h") || path.endswith(".hpp") || path.endswith(".hh") || path.endswith(".cuh");
 }
@@ -720,7 +608,7 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
   if (!pchDir.empty() && !preamble.empty()) {
     auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
     overlay->pushOverlay(bundledFiles());
-    pch = precompiledPreamble(pchDir, flags, preamble, directory, overlay);
+    pch = precompiledPreamble(pchDir, flags, preamble, directory, kBundledTorchHeader, overlay);
   }
   bool pchRejected = false;
   std::string origin = req.useFixedFlags ? "`--`" : "compile_commands.json";
