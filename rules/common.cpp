@@ -383,6 +383,12 @@ void noteLoop(Finding& f, const Facts& facts, NodeId loop) {
                             "` calls `forward` once per step, and nothing in this file empties what it appends to `self`");
     return;
   }
+  if (m.stmt(loop).kind == StmtKind::FunctionDef && facts.externalStepOf(m.stmt(loop).def) != kNone) {
+    const Function& fn = m.functions[m.stmt(loop).def];
+    f.note(fn.nameSpan, "no code of this file calls " + ticked(fn.name) +
+                            ": the training code that does, in another file, runs it once per step");
+    return;
+  }
   if (m.stmt(loop).kind == StmtKind::FunctionDef) {  // a framework step (Facts::iterationOf)
     uint32_t fn = m.stmt(loop).def;
     f.note(m.functions[fn].nameSpan, std::string(facts.frameworkName(fn)) + " runs " + ticked(m.functions[fn].name) +

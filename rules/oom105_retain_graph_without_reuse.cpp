@@ -24,7 +24,10 @@ loop when the graph was built in the same iteration and nothing runs a second ba
 before the iteration ends. A step that a loop of the file (or a training framework) runs once per
 batch counts as an iteration (`def train_step(self, x, y): ... loss.backward(retain_graph=True)`),
 when the step builds the graph itself and neither it nor its caller backpropagates again
-afterwards.
+afterwards. A method that no code of the file calls (a loss object's `gen_loss(self, fake_out)`,
+run by a training loop in another file) counts too, when another class of the file implements the
+same method with a plain `backward()` over the same parameter's graph: code written for either
+object lets that graph go after the call. It must keep nothing with history past its return.
 
 Silent when part of the graph comes from before the iteration, since the next backward runs
 through that part again: a trunk computed outside a loop over task heads, state carried from the
@@ -94,6 +97,10 @@ class Oom105 final : public Rule {
     // A loop of this function, or a step a loop of the file (or a framework) runs per batch.
     NodeId loop = f.enclosingLoop(s);
     if (loop == kNone) loop = f.stepIterationOf(s);
+    // Or a step that another file runs (a loss object's method): only when its callers let go of
+    // the graph it retains, as another implementation of the same method shows.
+    uint32_t fn = m.stmt(s).function;
+    bool external = loop == kNone && (loop = f.externalStepOf(fn)) != kNone;
     if (loop == kNone) return;
     // The graph must be built in this iteration: a graph built before the loop is legitimately
     // reused by each iteration's backward.
@@ -103,6 +110,7 @@ class Oom105 final : public Rule {
     // task heads): the next iteration's backward runs through it again.
     int budget = 64;
     if (readsOlderGraph(f, subject, loop, budget)) return;
+    if (external && !callersLetGo(f, fn, subject)) return;
     // A later backward of the same iteration (here, in a function called here, or after the call
     // of the step) may reuse it.
     if (laterBackward(f, call, loop)) return;
@@ -112,6 +120,7 @@ class Oom105 final : public Rule {
     finding.withEstimate(graphOf(f, subject, "retained"));
     noteHistory(finding, f, subject);
     noteLoop(finding, f, loop);
+    if (external) noteOtherImplementation(finding, f, fn);
     Edit edit;
     // C++ arguments are positional: only the last written one can go without shifting the others.
     const Expr& ce = m.expr(call);
@@ -123,6 +132,26 @@ class Oom105 final : public Rule {
 
  private:
   static bool isStep(const Facts& f, NodeId iteration) { return f.module().stmt(iteration).kind == StmtKind::FunctionDef; }
+
+  /// In a step no code of the file calls: every parameter the retained graph is built from is one
+  /// whose graph the callers let go after the call, and the step keeps nothing with history.
+  static bool callersLetGo(const Facts& f, uint32_t fn, NodeId subject) {
+    uint32_t from = f.value(subject).params;
+    return (from & ~f.graphsLetGoByCallers(fn).params) == 0 && !f.keepsHistoryPastCall(fn);
+  }
+
+  /// Why the callers of a step no code of the file runs let its arguments' graphs go.
+  static void noteOtherImplementation(Finding& finding, const Facts& f, uint32_t fn) {
+    const Module& m = f.module();
+    NodeId evidence = f.graphsLetGoByCallers(fn).evidence;
+    if (evidence == kNone) return;
+    const Function& other = m.functions[m.stmt(m.expr(evidence).stmt).function];
+    std::string name(m.classes[static_cast<size_t>(other.cls)].name);
+    name += '.';
+    name += other.name;
+    finding.note(m.expr(evidence).span,
+                 ticked(name) + " frees the graph of the same argument here: code that calls either one backpropagates through it once");
+  }
 
   /// A backward or autograd.grad that may run after `call` in the same iteration.
   static bool laterBackward(const Facts& f, NodeId call, NodeId loop) {

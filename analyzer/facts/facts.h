@@ -480,6 +480,24 @@ class Facts {
   /// step, so what it appends to `self` on every call grows by a step's worth each time. Its def
   /// statement, or kNone.
   NodeId forwardStepOf(uint32_t fn) const;
+  /// A function of this file that runs a backward and that no code of the file calls or names
+  /// (a loss object's `gen_loss`, a trainer's `optimize`): whatever trains with it, in another
+  /// file, calls it once per step. Its def statement, or kNone (also for dunder methods and
+  /// `forward`, which run without being named, and for steps a loop or framework of the file runs).
+  NodeId externalStepOf(uint32_t fn) const;
+  /// What the callers of method `fn` do with the graphs of its arguments, as another
+  /// implementation shows: a method of the same name in another class of the file runs a backward
+  /// that frees the graph (no `retain_graph`, no `create_graph`), on every path, over a value
+  /// computed from its own parameter i. Code written for either object cannot run a second
+  /// backward through that argument.
+  struct LetGo {
+    uint32_t params = 0;    // bit i: parameter i (never `self`)
+    NodeId evidence = kNone;  // the first such backward call
+  };
+  LetGo graphsLetGoByCallers(uint32_t fn) const;
+  /// Function `fn` may keep something with history past its return: it returns it, or assigns,
+  /// appends or sums it into anything but a local name (an attribute, an item, a global).
+  bool keepsHistoryPastCall(uint32_t fn) const;
   /// The statements of the file outside every `__init__` that rebind, empty, detach in place or
   /// delete an attribute named `attr` of some object (`self.feats = []`, `model.feats.clear()`,
   /// `self.state.detach_()`, `del m.feats[:]`), in source order. None: what a forward appends
@@ -686,6 +704,7 @@ class Facts {
   const NameIndex& nameIndex(uint32_t fn) const;
   mutable std::unordered_map<uint32_t, NameIndex> nameIndex_;  // per function, once asked
   mutable std::unique_ptr<std::unordered_map<std::string_view, std::vector<NodeId>>> attributeWriters_;  // once asked
+  mutable std::unique_ptr<std::unordered_set<std::string_view>> namedInCode_;  // externalStepOf, once asked
   mutable int64_t distributedEvidence_ = -1;  // distributedWithoutDevice, once asked (-1: not yet)
   // Per loop, once asked: for each path its body mentions (attribute chains' prefixes too), the
   // first top-level statement of the body that does. readBeforeWritten starts its walk there, so

@@ -1,0 +1,90 @@
+// What a step that no code of this file runs tells about its callers: the loss object's method, or
+// the trainer's update, that a loop in another file calls once per batch. Seen from here only
+// through the function itself and the other implementations of the same method in the file.
+#include <algorithm>
+
+#include "facts/facts.h"
+
+namespace oomlint {
+
+namespace {
+
+/// Calls that keep their argument in the receiver.
+bool storesArgument(std::string_view method) {
+  return method == "append" || method == "extend" || method == "insert" || method == "add" || method == "update" ||
+         method == "setdefault" || method == "put" || method == "push_back" || method == "emplace_back";
+}
+
+}  // namespace
+
+NodeId Facts::externalStepOf(uint32_t fn) const {
+  if (fn == 0 || fn >= m_.functions.size()) return kNone;
+  const Function& f = m_.functions[fn];
+  if (f.isLambda || f.defStmt == kNone || f.name == "forward" || f.name.starts_with("__")) return kNone;
+  if (!(summaries_[fn].events & event::kBackward) || frameworkStep(fn) || stepCallOf(fn) != kNone) return kNone;
+  if (!namedInCode_) {
+    // Every name and attribute the code reads or calls, and the words of its string literals
+    // (`getattr(loss, "gen_loss")`): a function named anywhere may be called here.
+    namedInCode_ = std::make_unique<std::unordered_set<std::string_view>>();
+    for (const Expr& x : m_.exprs)
+      if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) namedInCode_->insert(x.text);
+  }
+  if (namedInCode_->count(f.name)) return kNone;
+  for (const Expr& x : m_.exprs)
+    if (x.kind == ExprKind::String && x.text.find(f.name) != std::string_view::npos) return kNone;
+  return f.defStmt;
+}
+
+Facts::LetGo Facts::graphsLetGoByCallers(uint32_t fn) const {
+  LetGo out;
+  if (fn == 0 || fn >= m_.functions.size()) return out;
+  const Function& f = m_.functions[fn];
+  if (f.cls < 0 || f.isLambda) return out;
+  for (uint32_t g = 1; g < m_.functions.size(); ++g) {
+    const Function& other = m_.functions[g];
+    if (g == fn || other.isLambda || other.cls < 0 || other.cls == f.cls || other.name != f.name) continue;
+    uint32_t shared = std::min<uint32_t>({f.paramCount, other.paramCount, 32});
+    uint32_t positions = shared == 32 ? ~0u : (1u << shared) - 1;
+    for (const StepEvent& e : events(g)) {
+      if (e.call == kNone || (!isBackwardCall(e.call) && !isAutogradGradCall(e.call))) continue;
+      const Stmt& st = m_.stmt(e.stmt);
+      if (st.function != g || st.parent != kNone) continue;  // its own call, on every path
+      if (flagArg(e.call, "retain_graph") != Tri::No || flagArg(e.call, "create_graph") != Tri::No) continue;
+      NodeId subject = backwardSubject(e.call);
+      uint32_t freed = subject == kNone ? 0 : value(subject).params & positions & ~1u;
+      if (freed && out.evidence == kNone) out.evidence = e.call;
+      out.params |= freed;
+    }
+  }
+  return out;
+}
+
+bool Facts::keepsHistoryPastCall(uint32_t fn) const {
+  auto mayCarry = [&](NodeId e) { return e != kNone && value(e).history != Tri::No; };
+  // A name the function binds (`loss = ...`, `h, c = ...`) dies with the call; a receiver it reads
+  // must have been bound here too (a parameter's list is the caller's).
+  auto localTarget = [&](NodeId t) {
+    if (m_.expr(t).kind == ExprKind::Name) return true;
+    if (m_.expr(t).kind != ExprKind::Container) return false;
+    for (const Arg& a : argsOf(m_, m_.expr(t)))
+      if (m_.expr(a.value).kind != ExprKind::Name) return false;
+    return true;
+  };
+  auto local = [&](NodeId e) { return e != kNone && m_.expr(e).kind == ExprKind::Name && bindingSite(e) != kNone; };
+  for (NodeId s : statementsOf(fn)) {
+    const Stmt& st = m_.stmt(s);
+    if (st.kind == StmtKind::Return && mayCarry(st.value)) return true;
+    if (st.kind == StmtKind::Assign && mayCarry(st.value))
+      for (NodeId t : items(m_, st.targets))
+        if (!localTarget(t)) return true;
+    if (st.kind == StmtKind::AugAssign && mayCarry(st.value) && !localTarget(st.target)) return true;
+    for (NodeId c : callsOf(s)) {
+      if (!storesArgument(methodName(m_, c)) || local(receiverOf(m_, c))) continue;
+      for (const Arg& a : argsOf(m_, m_.expr(c)))
+        if (mayCarry(a.value)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace oomlint
