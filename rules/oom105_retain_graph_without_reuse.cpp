@@ -133,11 +133,14 @@ class Oom105 final : public Rule {
  private:
   static bool isStep(const Facts& f, NodeId iteration) { return f.module().stmt(iteration).kind == StmtKind::FunctionDef; }
 
-  /// In a step no code of the file calls: every parameter the retained graph is built from is one
-  /// whose graph the callers let go after the call, and the step keeps nothing with history.
+  /// In a step no code of the file calls: the retained graph is built here from parameters whose
+  /// graphs the callers let go after the call (another implementation shows it), and from
+  /// nothing else that may carry history; the step keeps nothing with history.
   static bool callersLetGo(const Facts& f, uint32_t fn, NodeId subject) {
-    uint32_t from = f.value(subject).params;
-    return (from & ~f.graphsLetGoByCallers(fn).params) == 0 && !f.keepsHistoryPastCall(fn);
+    Facts::LetGo letGo = f.graphsLetGoByCallers(fn);
+    uint32_t from = 0;
+    if (letGo.evidence == kNone || !f.graphInputs(subject, from)) return false;
+    return (from & ~letGo.params) == 0 && !f.keepsHistoryPastCall(fn);
   }
 
   /// Why the callers of a step no code of the file runs let its arguments' graphs go.

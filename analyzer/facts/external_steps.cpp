@@ -59,6 +59,71 @@ Facts::LetGo Facts::graphsLetGoByCallers(uint32_t fn) const {
   return out;
 }
 
+namespace {
+
+bool graphInputsOf(const Facts& f, NodeId e, uint32_t& params, int& budget) {
+  const Module& m = f.module();
+  if (e == kNone || --budget < 0) return false;
+  const ValueFact& v = f.value(e);
+  if (v.history == Tri::No || v.leaf) return true;
+  const Expr& x = m.expr(e);
+  switch (x.kind) {
+    case ExprKind::Number:
+    case ExprKind::String:
+    case ExprKind::Bool:
+    case ExprKind::NoneLit: return true;
+    case ExprKind::Name: {
+      if (!m.canonical(e).empty()) return true;  // an imported name: `torch`, `F`
+      std::vector<NodeId> defs;
+      f.definitionsOf(e, defs);
+      if (defs.empty()) {
+        // A parameter of the function, or a name from outside it.
+        const Function& fun = m.functions[m.stmt(x.stmt).function];
+        for (uint32_t i = 0; i < fun.paramCount && i < 32; ++i)
+          if (m.params[fun.firstParam + i].name == x.text) {
+            params |= 1u << i;
+            return true;
+          }
+        return false;
+      }
+      for (NodeId d : defs)
+        if (m.stmt(d).kind != StmtKind::Assign || !graphInputsOf(f, m.stmt(d).value, params, budget)) return false;
+      return true;
+    }
+    case ExprKind::Attribute:
+      if (isSelfName(m, x.lhs)) {
+        Kind k = f.kindOf(e);
+        return k == Kind::Module || k == Kind::ModuleCollection || k == Kind::LossFn || k == Kind::Value;
+      }
+      return graphInputsOf(f, x.lhs, params, budget);
+    case ExprKind::Subscript: return graphInputsOf(f, x.lhs, params, budget);
+    case ExprKind::Call: {
+      // The callable is no graph node: its result is made of its receiver and arguments.
+      NodeId recv = m.canonical(e).empty() ? receiverOf(m, e) : kNone;
+      if (recv != kNone && !graphInputsOf(f, recv, params, budget)) return false;
+      for (const Arg& a : argsOf(m, x))
+        if (!graphInputsOf(f, a.value, params, budget)) return false;
+      return true;
+    }
+    case ExprKind::BinOp: return graphInputsOf(f, x.lhs, params, budget) && graphInputsOf(f, x.rhs, params, budget);
+    case ExprKind::UnaryOp: return graphInputsOf(f, x.lhs, params, budget);
+    case ExprKind::Container:
+    case ExprKind::Conditional:
+      if (x.kind == ExprKind::Container && shape::isComprehension(x.shape)) return false;
+      for (const Arg& a : argsOf(m, x))
+        if (!graphInputsOf(f, a.value, params, budget)) return false;
+      return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool Facts::graphInputs(NodeId e, uint32_t& params) const {
+  int budget = 128;
+  return graphInputsOf(*this, e, params, budget);
+}
+
 bool Facts::keepsHistoryPastCall(uint32_t fn) const {
   auto mayCarry = [&](NodeId e) { return e != kNone && value(e).history != Tri::No; };
   // A name the function binds (`loss = ...`, `h, c = ...`) dies with the call; a receiver it reads

@@ -495,6 +495,14 @@ class Facts {
     NodeId evidence = kNone;  // the first such backward call
   };
   LetGo graphsLetGoByCallers(uint32_t fn) const;
+  /// The parameters of its function whose graphs the graph of value `e` may include, into
+  /// `params` (bit i: parameter i, `self` included); false when part of it may come from elsewhere
+  /// (an attribute of `self` or a global that may carry history, a loop's target, code too deep
+  /// to follow). Followed through the function's assignments; literals, values without history,
+  /// fresh leaves (`Variable(x, requires_grad=True)`) and the callable of a call (a module, a
+  /// function: its result is made from its arguments) add nothing; an index never carries a
+  /// gradient, so `x[i]` is made of `x` alone.
+  bool graphInputs(NodeId e, uint32_t& params) const;
   /// Function `fn` may keep something with history past its return: it returns it, or assigns,
   /// appends or sums it into anything but a local name (an attribute, an item, a global).
   bool keepsHistoryPastCall(uint32_t fn) const;
