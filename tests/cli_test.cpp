@@ -948,12 +948,14 @@ TEST_F(Cli, ResultsCacheIsReusedAndNeverStale) {
 
 TEST(Docs, RulesPageIsInSyncWithTheRuleDocumentation) {
   // docs/rules.md is where every report's rule URL points; it must say what `oomlint rule` says.
-  std::string tmp = ::testing::TempDir() + "oomlint_docs_check";
+  // Named by the process: another build's suite may run this test at the same time.
+  std::string tmp = ::testing::TempDir() + "oomlint_docs_check_" + std::to_string(::getpid());
   std::string cmd = "rm -rf '" + tmp + "' && mkdir -p '" + tmp + "' && cp -r '" + OOMLINT_SOURCE + "/scripts' '" + tmp +
                     "/' && mkdir -p '" + tmp + "/docs' && bash '" + tmp + "/scripts/gen-rule-docs.sh' '" + OOMLINT_BINARY + "'";
   ASSERT_EQ(0, std::system(cmd.c_str()));
   EXPECT_EQ(testutil::slurp(std::string(OOMLINT_SOURCE) + "/docs/rules.md"), testutil::slurp(tmp + "/docs/rules.md"))
       << "run scripts/gen-rule-docs.sh";
+  std::filesystem::remove_all(tmp);
 }
 
 TEST_F(Cli, BadInputCatalogTreesNamesAndOldSyntax) {

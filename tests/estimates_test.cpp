@@ -2,6 +2,7 @@
 // states its sizes, computed by hand; the examples' estimates are pinned; an unknown size means no
 // estimate, in every format. What the H200 measured is in estimates_h200_test.cpp.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -338,7 +339,7 @@ TEST(Estimates, CreateGraphKeepsTwiceTheGraphAndGrowsWhenGradientsAreZeroedInPla
 
 TEST(Estimates, JsonSarifAndTheCacheCarryTheEstimate) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / "oomlint_estimates_cli";
+  fs::path dir = fs::temp_directory_path() / ("oomlint_estimates_cli_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   fs::copy_file(kRoot + "/examples/sized_mlp.py", dir / "sized_mlp.py");
