@@ -265,7 +265,7 @@ TEST(Cpp, APreambleIsSharedByBuildFoldersWhoseFlagsNameAbsolutePaths) {
   auto parseIn = [&](const std::string& build, const std::string& include) {
     fs::create_directories(dir / build);
     spit(dir / build / "compile_commands.json", "[{\"directory\": \"" + (dir / build).string() + "\", \"file\": \"" + src.string() +
-                                                    "\", \"command\": \"c++ -std=c++17 -I " + include + " -c " + src.string() + "\"}]\n");
+                                                    "\", \"command\": \"c++ -std=c++17 " + include + " -c " + src.string() + "\"}]\n");
     cpp::configure(cpp::Settings{(dir / build).string()});
     std::string error, mode;
     std::unique_ptr<Module> m = cpp::parse(src.string(), code, error, &mode);
@@ -278,12 +278,14 @@ TEST(Cpp, APreambleIsSharedByBuildFoldersWhoseFlagsNameAbsolutePaths) {
     for (const auto& e : fs::directory_iterator(pch)) preambles += e.path().extension() == ".pch";
     return preambles;
   };
-  EXPECT_EQ(1u, parseIn("build-debug", (dir / "include").string()));
-  EXPECT_EQ(1u, parseIn("build-release", (dir / "include").string())) << "the same flags in another folder";
+  EXPECT_EQ(1u, parseIn("build-debug", "-I " + (dir / "include").string()));
+  EXPECT_EQ(1u, parseIn("build-release", "-I " + (dir / "include").string())) << "the same flags in another folder";
   spit(dir / "build-debug" / "include" / "meter.h", "#pragma once\nstruct Meter {};\n");
   spit(dir / "build-release" / "include" / "meter.h", "#pragma once\nstruct Meter {};\n");
-  EXPECT_EQ(2u, parseIn("build-debug", "include"));
-  EXPECT_EQ(3u, parseIn("build-release", "include")) << "a relative include folder is another folder's";
+  EXPECT_EQ(2u, parseIn("build-debug", "-I include"));
+  EXPECT_EQ(3u, parseIn("build-release", "-I include")) << "a relative include folder is another folder's";
+  EXPECT_EQ(4u, parseIn("build-debug", "--include-directory=include"));
+  EXPECT_EQ(5u, parseIn("build-release", "--include-directory=include")) << "the long form of -I is a path too";
   ::unsetenv("OOMLINT_PCH_DIR");
   fs::remove_all(dir);
 }

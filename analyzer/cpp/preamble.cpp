@@ -88,19 +88,20 @@ void evictOldPreambles(const std::string& dir, const std::string& keep) {
   }
 }
 
-/// The preamble a file's parses share: for bundled mode a fixed prelude (the stand-in LibTorch
-/// header and the standard headers training code includes), for real flags the file's own
-/// leading #include block. Precompiled once per (flags, text) into `cacheDir`, reused by every
-/// Flags whose value, joined (longer names before their prefixes) (`-Iinclude`, `--sysroot=sdk`) or as the next word, is a path.
+/// Flags whose value, joined (`-Iinclude`, `--sysroot=sdk`) or as the next word, is a path; longer
+/// names come before their prefixes.
 constexpr std::string_view kPathFlags[] = {
-    "-I", "-isystem", "-iquote", "-idirafter", "-include-pch", "-include", "-imacros", "-isysroot", "--sysroot=",
-    "--sysroot", "-F", "-iframework", "-iprefix", "-iwithprefixbefore", "-iwithprefix", "-ivfsoverlay", "-B", "-L",
-    "-resource-dir=", "-resource-dir", "--gcc-toolchain=", "-fmodules-cache-path=", "-fmodule-map-file=",
-    "-fprebuilt-module-path=", "-fprofile-use=", "-fprofile-instr-use=", "-fsanitize-blacklist=",
-    "-fsanitize-ignorelist=", "-cxx-isystem", "-stdlib++-isystem"};
+    "-I", "-isystem-after", "-isystem", "-iquote", "-idirafter", "-include-pch", "-include", "-imacros", "-isysroot",
+    "-iwithsysroot", "-iframeworkwithsysroot", "-iframework", "-iprefix", "-iwithprefixbefore", "-iwithprefix",
+    "-ivfsoverlay", "-cxx-isystem", "-stdlib++-isystem", "-F", "-B", "-L", "--sysroot=", "--sysroot",
+    "--include-directory-after=", "--include-directory-after", "--include-directory=", "--include-directory",
+    "--include-with-prefix-after=", "--include-with-prefix-before=", "--include-with-prefix=", "--include-prefix=",
+    "--prefix=", "--prefix", "-resource-dir=", "-resource-dir", "--gcc-toolchain=", "-fmodules-cache-path=",
+    "-fmodule-map-file=", "-fprebuilt-module-path=", "-fprofile-use=", "-fprofile-instr-use=",
+    "-fsanitize-blacklist=", "-fsanitize-ignorelist="};
 
 /// Flags whose next word is a value that is never a path.
-constexpr std::string_view kValueFlags[] = {"-x", "-D", "-U", "-Xclang", "-target", "-arch"};
+constexpr std::string_view kValueFlags[] = {"-x", "-D", "-U", "-Xclang", "-target", "-arch", "-mllvm", "--param"};
 
 }  // namespace
 
@@ -108,18 +109,19 @@ bool flagsNameOnlyAbsolutePaths(const std::vector<std::string>& flags) {
   auto absolute = [](llvm::StringRef v) { return v.startswith("/"); };
   for (size_t i = 0; i < flags.size(); ++i) {
     llvm::StringRef f = flags[i];
-    if (f.startswith("@")) return false;  // a response file, found from the folder
-    if (!f.startswith("-")) {
-      // A lone word: the value of the flag before it. Only a few flags take non-path values.
-      bool valueOfKnownFlag = i > 0 && std::find(std::begin(kValueFlags), std::end(kValueFlags), flags[i - 1]) != std::end(kValueFlags);
-      if (!valueOfKnownFlag && !absolute(f)) return false;
+    // A response file is found from the folder; a word no flag before it took is an input or a
+    // value of a flag not known here (`/Iinclude` of clang-cl): either may be a relative path.
+    if (!f.startswith("-")) return false;
+    if (std::find(std::begin(kValueFlags), std::end(kValueFlags), std::string_view(f.data(), f.size())) != std::end(kValueFlags)) {
+      ++i;  // its value is no path
       continue;
     }
     for (std::string_view p : kPathFlags) {
       if (!f.startswith(p)) continue;
       llvm::StringRef joined = f.drop_front(p.size());
       if (joined.empty()) {
-        if (i + 1 < flags.size() && !absolute(flags[i + 1])) return false;
+        if (i + 1 >= flags.size() || !absolute(flags[i + 1])) return false;
+        ++i;
       } else if (!absolute(joined)) {
         return false;
       }

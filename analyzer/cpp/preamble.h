@@ -24,8 +24,8 @@ std::string precompiledPreamble(const std::string& cacheDir, const std::vector<s
 
 /// True when every path among the compiler flags is absolute, so that the folder the compiler
 /// runs in changes nothing they name. A value that may be a path and is not absolute (`-I include`,
-/// `-Iinclude`, `@flags.rsp`, `--sysroot=sdk`) makes it false; so does any lone word after a flag
-/// not known to take a non-path value.
+/// `-Iinclude`, `--include-directory=include`, `@flags.rsp`, `--sysroot=sdk`) makes it false; so
+/// does any word that no flag before it is known to take.
 bool flagsNameOnlyAbsolutePaths(const std::vector<std::string>& flags);
 
 }  // namespace oomlint::cpp
