@@ -110,7 +110,9 @@ class Oom105 final : public Rule {
     // task heads): the next iteration's backward runs through it again.
     int budget = 64;
     if (readsOlderGraph(f, subject, loop, budget)) return;
-    if (external && !callersLetGo(f, fn, subject)) return;
+    // The other implementation that lets the graph go (the evidence of an external step).
+    NodeId letGoAt = kNone;
+    if (external && !callersLetGo(f, fn, subject, letGoAt)) return;
     // A later backward of the same iteration (here, in a function called here, or after the call
     // of the step) may reuse it.
     if (laterBackward(f, call, loop)) return;
@@ -120,7 +122,7 @@ class Oom105 final : public Rule {
     finding.withEstimate(graphOf(f, subject, "retained"));
     noteHistory(finding, f, subject);
     noteLoop(finding, f, loop);
-    if (external) noteOtherImplementation(finding, f, fn);
+    if (external) noteOtherImplementation(finding, f, letGoAt);
     Edit edit;
     // C++ arguments are positional: only the last written one can go without shifting the others.
     const Expr& ce = m.expr(call);
@@ -136,17 +138,17 @@ class Oom105 final : public Rule {
   /// In a step no code of the file calls: the retained graph is built here from parameters whose
   /// graphs the callers let go after the call (another implementation shows it), and from
   /// nothing else that may carry history; the step keeps nothing with history.
-  static bool callersLetGo(const Facts& f, uint32_t fn, NodeId subject) {
+  static bool callersLetGo(const Facts& f, uint32_t fn, NodeId subject, NodeId& evidence) {
     Facts::LetGo letGo = f.graphsLetGoByCallers(fn);
+    evidence = letGo.evidence;
     uint32_t from = 0;
     if (letGo.evidence == kNone || !f.graphInputs(subject, from)) return false;
     return (from & ~letGo.params) == 0 && !f.keepsHistoryPastCall(fn);
   }
 
   /// Why the callers of a step no code of the file runs let its arguments' graphs go.
-  static void noteOtherImplementation(Finding& finding, const Facts& f, uint32_t fn) {
+  static void noteOtherImplementation(Finding& finding, const Facts& f, NodeId evidence) {
     const Module& m = f.module();
-    NodeId evidence = f.graphsLetGoByCallers(fn).evidence;
     if (evidence == kNone) return;
     const Function& other = m.functions[m.stmt(m.expr(evidence).stmt).function];
     std::string name(m.classes[static_cast<size_t>(other.cls)].name);
