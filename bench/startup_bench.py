@@ -9,12 +9,15 @@ Rows: `--version`; one small file inside this repository (examples/train.py, so 
 found and read), without the cache and with it warm (pre-commit's case), and the same file alone in
 a folder; a warm check of the corpus (cache filled);
 a cold check (--no-cache); ruff-wasm on the corpus when bench/bench-deps.sh fetched it. The
-commands take turns run by run (A, B, ruff, A, B, ruff ...), so a drift in the machine's speed
-moves them alike; each figure is a median.
+commands take turns run by run, going through every order of them in turn, so a drift in the
+machine's speed moves them alike and each follows each other one equally often; each figure is a
+median.
 
 Targets: warm < 30 ms, one file < 8 ms, cold <= 0.3x ruff-wasm.
 """
 import argparse
+import itertools
+import math
 import os
 import shutil
 import statistics
@@ -48,13 +51,19 @@ def interleaved(commands, runs):
         else:
             subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     times = [[] for _ in commands]
-    for _ in range(runs):
-        for c, t in zip(commands, times):
+    # The order goes through every permutation in turn (A B ruff, A ruff B, B A ruff, ...): a run
+    # right after another large process is faster or slower (right after oomlint 8% faster, right
+    # after ruff-wasm's node, which frees half a gigabyte, slower), so in a fixed or merely rotated
+    # order the command that always follows the same one is off by that much. Over the
+    # permutations each command follows each other one equally often.
+    orders = list(itertools.permutations(range(len(commands))))
+    for run in range(runs):
+        for j in orders[run % len(orders)]:
             start = time.perf_counter()
-            proc = subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            t.append(time.perf_counter() - start)
+            proc = subprocess.run(commands[j], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[j].append(time.perf_counter() - start)
             if proc.returncode not in (0, 1):
-                raise SystemExit(f"command failed ({proc.returncode}): {' '.join(c)}")
+                raise SystemExit(f"command failed ({proc.returncode}): {' '.join(commands[j])}")
     return [statistics.median(t) for t in times]
 
 
@@ -91,8 +100,9 @@ def main():
     cold = [[b, "check", "--no-cache", "--isolated", "--exit-zero", "-q"] + PY_ONLY + [args.corpus] for b in builds]
     ruff_js = os.path.join(ROOT, "bench", "ruff_wasm.js")
     have_ruff = os.path.isdir(os.path.join(ROOT, ".deps", "ruff-wasm-nodejs")) and shutil.which("node")
-    cold_runs = max(3, args.runs // 6)
-    medians = interleaved(cold + ([["node", ruff_js, args.corpus]] if have_ruff else []), cold_runs)
+    commands = cold + ([["node", ruff_js, args.corpus]] if have_ruff else [])
+    cold_runs = math.factorial(len(commands)) * max(1, args.runs // 15)  # whole rounds of the permutations
+    medians = interleaved(commands, cold_runs)
     line = f"{'cold check of the corpus':36}" + "".join(f" {n} {m * 1000:7.1f} ms" for n, m in zip(names, medians))
     if have_ruff:
         line += f"   ruff-wasm {medians[-1] * 1000:.1f} ms; " + ", ".join(f"{n}/ruff {m / medians[-1]:.2f}x" for n, m in zip(names, medians))
