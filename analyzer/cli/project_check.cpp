@@ -160,6 +160,7 @@ void checkPythonAsProjects(const std::vector<std::string>& files, const ProjectC
         named += check.report[k];
       }
       check.cache = args.cache;
+      check.usedAfter = false;  // findings only: fixes read their own project (ProjectsForFixes)
       static const std::string kNoKey;
       check.selectionKey = [&](size_t k) -> const std::string& { return walkedIndex[k] != SIZE_MAX ? args.selectionKey(walkedIndex[k]) : kNoKey; };
       check.options = [&](size_t k) -> const CheckOptions& { return walkedIndex[k] != SIZE_MAX ? options(walkedIndex[k]) : readOnly; };

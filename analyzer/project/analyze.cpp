@@ -127,7 +127,12 @@ int checkProject(Project& p, const ProjectCheck& check) {
   if (check.fromCache < n) p.link(check.threads);  // (everything from the cache: linked already)
   int round = 1;
   bool settled = false;  // every module's answers are those its analysis had
-  for (; round < 5; ++round) {
+  constexpr int kLastRound = 4;
+  // Whether the answers settled after the last round matters only to the cache, to later use and
+  // to --verbose.
+  bool askAfterLast = check.cache || check.usedAfter || check.explain;
+  for (; round <= kLastRound; ++round) {
+    if (round == kLastRound && !askAfterLast) break;
     // Files whose questions now get other answers (callers in other modules, cycles of imports,
     // what the quick look at imports missed) are analysed again with them; so are cached files
     // whose findings are wanted and not stored for these settings.
@@ -142,14 +147,14 @@ int checkProject(Project& p, const ProjectCheck& check) {
       if (changed && check.explain) check.explain(i, round, views[i]->changedAnswers());
     }
     if (todo.empty()) settled = true;
-    if (todo.empty() || round == 4) break;
+    if (todo.empty() || round == kLastRound) break;
     check.analysedPerRound.push_back(todo.size());
     // The longest analyses first, so that no thread is left with a big module after the rest are done.
     std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
     std::vector<FileExports> fresh(n);
     parallelFor(todo, check.threads, [&](size_t i) { fresh[i] = analyse(i); });
     for (size_t i : todo) p.setExports(i, std::move(fresh[i]));
-    p.link(check.threads);
+    if (round + 1 < kLastRound || askAfterLast) p.link(check.threads);
   }
   if (check.cache) check.cache->setProjectState(stateKey, settled ? "settled" : "unsettled");
   for (size_t i = 0; i < n; ++i) {

@@ -28,6 +28,10 @@ struct ProjectCheck {
   /// Files analysed in each round (filled by checkProject, for --verbose).
   mutable std::vector<size_t> analysedPerRound;
   mutable size_t fromCache = 0;  // modules whose summaries came from the cache
+  /// The project's linked state is read after the check (views for fixes, an editor's later
+  /// edits). When it is not and no cache is kept, the last round's link and fingerprints, whose
+  /// only use is to tell the cache whether every answer settled, are skipped.
+  bool usedAfter = true;
   /// When set: told why each file is analysed again (the answers that changed).
   std::function<void(size_t, int, const std::string&)> explain;
 };
