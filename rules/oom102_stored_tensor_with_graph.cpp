@@ -127,11 +127,12 @@ class Oom102 final : public Rule {
     Store st;
     if (!recognizeStore(f, s, st)) return;
     if (st.concat) return;  // `torch.cat` growth with history is OOM101's accumulation shape
-    // `self.total = self.total + loss` is an accumulation: OOM101 reports it, once.
+    // `self.total = self.total + loss` and a moving average (`self.ema = 0.9 * self.ema + 0.1 *
+    // loss`) are accumulations: OOM101 reports them, once (or OOM107, when the loop reads the
+    // average back into its graph).
+    NodeId added = kNone;
+    if (st.attribute && runningUpdateRead(f, st.value, f.pathKey(st.container), added) != kNone) return;
     const Expr& v = m.expr(st.value);
-    if (st.attribute && v.kind == ExprKind::BinOp &&
-        (f.pathKey(v.lhs) == f.pathKey(st.container) || f.pathKey(v.rhs) == f.pathKey(st.container)))
-      return;
     if (f.gradMode(s) != GradMode::Enabled) return;
     if (f.value(st.value).history != Tri::Yes) return;
     NodeId loop = storeOutlivesLoop(f, st, true);  // a loop, or a framework step
