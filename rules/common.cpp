@@ -411,8 +411,15 @@ std::string brief(const Module& m, NodeId e, size_t max) {
   std::string t(m.textOf(e));
   // C++ members used without `this->`: the implicit object has no text of its own.
   if (t.empty() && m.lang == Lang::Cpp && isSelfName(m, e)) t = "*this";
-  for (char& c : t)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  // An expression over several lines reads as one: each run of spaces and line breaks is one space.
+  std::string flat;
+  flat.reserve(t.size());
+  for (char c : t) {
+    bool space = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+    if (space && (flat.empty() || flat.back() == ' ')) continue;
+    flat += space ? ' ' : c;
+  }
+  t = std::move(flat);
   if (t.size() > max) t = t.substr(0, max - 3) + "...";
   return t;
 }
@@ -424,7 +431,7 @@ bool readWithHistoryElsewhere(const Facts& f, NodeId loop, NodeId s, std::string
   return false;
 }
 
-NodeId runningUpdateRead(const Facts& f, NodeId value, std::string_view key, NodeId& added, bool* average) {
+NodeId runningUpdateRead(const Facts& f, NodeId value, std::string_view key, NodeId& added, bool* average, bool* several) {
   const Module& m = f.module();
   added = kNone;
   if (value == kNone || key.empty()) return kNone;
@@ -435,6 +442,16 @@ NodeId runningUpdateRead(const Facts& f, NodeId value, std::string_view key, Nod
     return r != kNone ? r : runningUpdateRead(f, m.args[v.firstArg + 2].value, key, added, average);
   }
   if (v.kind != ExprKind::BinOp || (v.text != "+" && v.text != "-")) return kNone;
+  // `total = total + rec + kld`: more terms added to a running update, left to right. The term
+  // reported is the first that carries history.
+  if (const Expr& inner = m.expr(v.lhs); inner.kind == ExprKind::BinOp && (inner.text == "+" || inner.text == "-")) {
+    NodeId first = kNone;
+    if (NodeId r = runningUpdateRead(f, v.lhs, key, first, average); r != kNone) {
+      added = f.value(first).history == Tri::Yes ? first : v.rhs;
+      if (several) *several = true;
+      return r;
+    }
+  }
   // The read of `key` in a term: the term itself, or a factor of a product (`0.9 * key`).
   auto readIn = [&](NodeId term) -> NodeId {
     if (f.pathKey(term) == key) return term;

@@ -75,9 +75,12 @@ NodeId forwardReading(const Facts& facts, NodeId loop, std::string_view path, bo
 
 /// A running update of `key` by `value`: `key + x`, `x + key`, `key - x`, or an exponential
 /// moving average, `a * key + b * x` (either order, either factor side), also as the arm of a
-/// conditional (`x if key is None else ...`). The read of `key` in it, with the term it adds in
-/// `added`; kNone when `value` is none of these. `average` (optional) tells the moving average.
-NodeId runningUpdateRead(const Facts& facts, NodeId value, std::string_view key, NodeId& added, bool* average = nullptr);
+/// conditional (`x if key is None else ...`), with more terms added after it (`key + a + b`). The
+/// read of `key` in it, with the term it adds in `added` (of several, the first that carries
+/// history); kNone when `value` is none of these. `average` (optional) tells the moving average,
+/// `several` (optional, only ever set) that more than one term is added.
+NodeId runningUpdateRead(const Facts& facts, NodeId value, std::string_view key, NodeId& added, bool* average = nullptr,
+                         bool* several = nullptr);
 
 /// Another statement of `loop` than `s` reads `key` with its history (Facts::readWithHistory): a
 /// moving average of outputs fed into the loss (`(out - target).pow(2)`) is carried state.

@@ -105,19 +105,20 @@ class Oom101 final : public Rule {
     const Facts& f = ctx.facts();
     const Stmt& st = m.stmt(s);
     if (st.kind == StmtKind::AugAssign && (st.op == "+=" || st.op == "-=")) {
-      // `total += loss`
+      // `total += loss`; `losses += [loss]` grows a list: a store, OOM102's.
+      if (st.value != kNone && m.expr(st.value).kind == ExprKind::Container) return;
       check(ctx, s, st.target, st.target, st.value, kNone);
     } else if (st.kind == StmtKind::Assign && st.targets.count == 1 && st.value != kNone &&
                (m.expr(st.value).kind == ExprKind::BinOp || m.expr(st.value).kind == ExprKind::Conditional)) {
       // `total = total + loss`, `total = loss + total`, `avg = 0.98 * avg + 0.02 * loss`
       NodeId added = kNone;
-      bool average = false;
-      NodeId read = runningUpdateRead(f, st.value, f.pathKey(st.target), added, &average);
+      bool average = false, several = false;
+      NodeId read = runningUpdateRead(f, st.value, f.pathKey(st.target), added, &average, &several);
       if (read == kNone) return;
       // A moving average the loop reads back into its graph is carried state: OOM107's.
       NodeId loop = f.enclosingLoop(s);
       if (average && loop != kNone && readWithHistoryElsewhere(f, loop, s, f.pathKey(st.target))) return;
-      check(ctx, s, st.target, read, added, kNone);
+      check(ctx, s, st.target, read, added, kNone, several);
     } else if (st.kind == StmtKind::Expr && st.value != kNone && m.expr(st.value).kind == ExprKind::Call) {
       checkAccumulatingCall(ctx, s, st.value);
     }
@@ -161,10 +162,26 @@ class Oom101 final : public Rule {
     check(ctx, s, recv, recv, positionalArg(m, call, 0), kNone);
   }
 
-  static void check(Context& ctx, NodeId s, NodeId target, NodeId targetUse, NodeId value, NodeId accumulateAt) {
+  /// `loss if warm else 0`: an arm that adds nothing leaves the other arm's history in every step
+  /// that takes it, so the arm with history is what the update adds. Any other value as it is.
+  static NodeId addedWhenNonzero(const Facts& f, NodeId value) {
+    const Module& m = f.module();
+    const Expr& c = m.expr(value);
+    if (c.kind != ExprKind::Conditional || c.argCount != 3) return value;
+    NodeId body = m.args[c.firstArg].value, orelse = m.args[c.firstArg + 2].value;
+    auto zero = [&](NodeId e) { return m.expr(e).kind == ExprKind::Number && (m.textOf(e) == "0" || m.textOf(e) == "0.0"); };
+    if (zero(orelse) && f.value(body).history == Tri::Yes) return body;
+    if (zero(body) && f.value(orelse).history == Tri::Yes) return orelse;
+    return value;
+  }
+
+  /// `severalTerms`: `value` is one of the terms the update adds (`total = total + rec + kld`).
+  static void check(Context& ctx, NodeId s, NodeId target, NodeId targetUse, NodeId value, NodeId accumulateAt,
+                    bool severalTerms = false) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     if (!isTrackable(m, target) || value == kNone) return;
+    value = addedWhenNonzero(f, value);
     NodeId loop = f.stepIterationOf(s);  // a loop, or a framework step run once per batch
     if (loop == kNone) return;
     uint8_t role = f.iterationRole(loop);
@@ -200,6 +217,10 @@ class Oom101 final : public Rule {
     if (st.kind == StmtKind::Assign && m.expr(st.value).kind == ExprKind::Conditional) {
       // `avg = loss if avg is None else ...`: the other arm stores the tensor itself.
       finding.withFix(Applicability::DisplayOnly, "Accumulate numbers: `.item()` on every tensor the update stores");
+      return;
+    }
+    if (severalTerms) {  // the other terms may carry history too
+      finding.withFix(Applicability::DisplayOnly, "Accumulate numbers: `.item()` on every tensor the update adds");
       return;
     }
     finding.withFix(Applicability::Unsafe,

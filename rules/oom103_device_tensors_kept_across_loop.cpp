@@ -205,7 +205,7 @@ class Oom103 final : public Rule {
     if (!(f.loopRole(loop) & loop_role::kData) && fixedLength(m, loop)) return;  // `for flip in (False, True)`
     if (piecesOfOneSample(f, loop)) return;  // chunks of one input, joined into its output
     // `input = torch.cat([input, token])` read back by the model: generation's context, not a collection.
-    if (st.concat && forwardReading(f, loop, f.pathKey(st.container)) != kNone) return;
+    if ((st.concat || st.listConcat) && forwardReading(f, loop, f.pathKey(st.container)) != kNone) return;
     NodeId box = st.container;
     while (m.expr(box).kind == ExprKind::Subscript) box = m.expr(box).lhs;
     Span where = st.reportAt != kNone ? m.expr(st.reportAt).span : m.stmt(s).span;
@@ -222,7 +222,7 @@ class Oom103 final : public Rule {
       finding.withFix(Applicability::DisplayOnly, "Keep host copies of its tensors: `[t.detach().cpu() for t in ...]`");
       return;
     }
-    if (st.concat || st.viaMethod) {
+    if (st.concat || st.listConcat || st.viaMethod) {
       finding.withFix(Applicability::DisplayOnly, "Keep host copies: `.detach().cpu()` (or reduce on the device as you go)");
       return;
     }

@@ -69,14 +69,14 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
     out.reportAt = st.value;
     return isTrackable(m, recv);
   }
-  // `preds += [out]`: a list grown by concatenation (OOM101 reports it when `out` has history).
+  // `preds += [out]`: a list grown by concatenation, as `append` grows it.
   if (st.kind == StmtKind::AugAssign && st.op == "+=" && st.value != kNone && st.target != kNone) {
     const Expr& v = m.expr(st.value);
     if (v.kind != ExprKind::Container || v.argCount != 1 || shape::isComprehension(v.shape) || m.textOf(st.value).substr(0, 1) != "[")
       return false;
     out.container = st.target;
     out.value = m.args[v.firstArg].value;
-    out.concat = true;
+    out.listConcat = true;
     return isTrackable(m, st.target);
   }
   if (st.kind != StmtKind::Assign || st.targets.count != 1 || st.value == kNone) return false;
@@ -128,7 +128,7 @@ namespace {
 
 /// An append, a store method or a `torch.cat`: the container holds one more each time, where an
 /// attribute or element it replaces holds one at most.
-bool grows(const Store& st) { return !st.attribute && !st.replaces && (st.reportAt != kNone || st.concat); }
+bool grows(const Store& st) { return !st.attribute && !st.replaces && (st.reportAt != kNone || st.concat || st.listConcat); }
 
 /// A module's `forward` that no loop of this file runs (Facts::forwardStepOf): only what it appends
 /// to an attribute of `self` that nothing in the file ever empties is sure to pile up, step after
@@ -137,7 +137,7 @@ NodeId growthAcrossForwards(const Facts& f, const Store& st) {
   const Module& m = f.module();
   uint32_t fn = m.stmt(st.stmt).function;
   NodeId def = f.forwardStepOf(fn);
-  if (def == kNone || !grows(st) || st.concat || st.viaMethod) return kNone;
+  if (def == kNone || !grows(st) || st.concat || st.listConcat || st.viaMethod) return kNone;
   const Expr& c = m.expr(st.container);
   if (c.kind != ExprKind::Attribute || !isSelfName(m, c.lhs) || !f.attributeWriters(c.text).empty()) return kNone;
   std::string_view key = f.pathKey(st.container);

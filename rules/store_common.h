@@ -1,6 +1,6 @@
 #pragma once
 /// Shared by OOM102 and OOM103: recognising a store of a value into something that outlives the
-/// loop iteration (`xs.append(v)`, `d[k] = v`, `self.last = v`, `acc = torch.cat([acc, v])`).
+/// loop iteration (`xs.append(v)`, `xs += [v]`, `d[k] = v`, `self.last = v`, `acc = torch.cat([acc, v])`).
 
 #include "rules/common.h"
 
@@ -13,6 +13,7 @@ struct Store {
   NodeId reportAt = kNone;   // expression whose span is reported (call or statement)
   bool attribute = false;    // `self.x = v`
   bool concat = false;       // `acc = torch.cat([acc, v])`
+  bool listConcat = false;   // `preds += [v]`: a list grown as `append` grows it
   bool viaMethod = false;    // a method (of this file or another module) stores its argument
   NodeId storedAt = kNone;   // that method's statement that does, when it is of this file
   bool intoArgument = false; // it stores one argument into another: the container is the caller's

@@ -216,6 +216,19 @@ class Lowerer {
 
   TSNode field(TSNode n, TSFieldId f) const { return ts_node_child_by_field_id(n, f); }
 
+  /// The one named child of `n` that is not a comment; a null node when there are more or none.
+  TSNode soleExpression(TSNode n) const {
+    TSNode sole{};
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode c = ts_node_named_child(n, i);
+      if (kindOf(c) == K::Comment) continue;
+      if (!ts_node_is_null(sole)) return TSNode{};
+      sole = c;
+    }
+    return sole;
+  }
+
   List pushList(size_t from) {
     List l{static_cast<uint32_t>(m_.lists.size()), static_cast<uint32_t>(listBuf_.size() - from)};
     m_.lists.insert(m_.lists.end(), listBuf_.begin() + static_cast<long>(from), listBuf_.end());
@@ -761,10 +774,11 @@ class Lowerer {
       return id;
     }
     K k = kindOf(n);
-    // Parentheses carry no meaning for the model.
-    while (k == K::ParenthesizedExpression && ts_node_named_child_count(n) == 1) {
-      TSNode inner = ts_node_named_child(n, 0);
-      if (kindOf(inner) == K::Comment) break;
+    // Parentheses carry no meaning for the model, and neither do comments inside them
+    // (`(  # why\n a\n + b\n)`).
+    while (k == K::ParenthesizedExpression) {
+      TSNode inner = soleExpression(n);
+      if (ts_node_is_null(inner)) break;
       n = inner;
       k = kindOf(n);
     }
