@@ -659,6 +659,15 @@ class ValueWalker {
       if (out.history == Tri::Yes) out.origin = e;
       return out;
     }
+    // `loss = optimizer.step(closure)`: the step returns what its closure returns (LBFGS and
+    // every optimizer that takes one).
+    if (auto handed = f_.closuresHandedTo_.find(e); handed != f_.closuresHandedTo_.end() && handed->second.size() == 1 &&
+                                                    f_.isOptimizerStep(e)) {
+      out = f_.summaries_[handed->second.front()].returns;
+      if (mode == GradMode::Disabled) out.history = Tri::No;
+      out.origin = out.history == Tri::Yes ? e : kNone;
+      return out;
+    }
     if (f_.gathersAcrossProcesses(e)) {  // a collective: no graph, on the launcher's device
       out.history = Tri::No;
       out.device = f_.launcherPlaces(recv) ? Tri::Yes : argDev;
@@ -1041,6 +1050,9 @@ class ValueWalker {
           next.device = anyYes(cur.device, v.device);
           next.origin = cur.history == Tri::Yes ? cur.origin : v.origin;
           next.accumulated = cur.accumulated;
+          // A tensor updated in place keeps its identity: a leaf that requires grad stays one
+          // (`with torch.no_grad(): w -= lr * w.grad`), and what is computed from it next has history.
+          next.leaf = cur.leaf;
           addsLoss_ = next.history == Tri::Yes && addsLoss(st.target, st.value, v);
           bind(env, st.target, next, kNone, true, s);
           addsLoss_ = false;
