@@ -76,10 +76,13 @@ std::vector<std::vector<size_t>> components(const std::vector<std::vector<size_t
   return out;
 }
 
-/// The modules each file imports, from a quick look at its import statements.
+/// The modules each file imports, from a quick look at its import statements; `bytes` gets each
+/// file's size (what its analysis will roughly cost).
 std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threads, const std::vector<char>& skip,
-                                                std::vector<std::vector<std::string>>* definitions, std::vector<ProgramGuess>* guesses) {
+                                                std::vector<std::vector<std::string>>* definitions, std::vector<ProgramGuess>* guesses,
+                                                std::vector<size_t>& bytes) {
   std::vector<std::vector<size_t>> deps(p.size());
+  bytes.assign(p.size(), 0);
   if (definitions) definitions->assign(p.size(), {});
   if (guesses) guesses->assign(p.size(), {});
   std::vector<size_t> all;
@@ -88,6 +91,7 @@ std::vector<std::vector<size_t>> scannedImports(const Project& p, unsigned threa
   parallelFor(all, threads, [&](size_t i) {
     std::string source;
     if (!readSourceFile(p.file(i), source).empty()) return;
+    bytes[i] = source.size();
     if (definitions) (*definitions)[i] = scanDefinitions(source);
     ProgramGuess* guess = guesses ? &(*guesses)[i] : nullptr;
     if (guess) {
@@ -122,7 +126,8 @@ void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& 
                    std::vector<std::vector<std::string>>* definitions,
                    const std::function<void(const std::vector<ProgramGuess>&)>& beforeRun) {
   std::vector<ProgramGuess> guesses;
-  std::vector<std::vector<size_t>> deps = scannedImports(p, threads, skip, definitions, beforeRun ? &guesses : nullptr);
+  std::vector<size_t> bytes;
+  std::vector<std::vector<size_t>> deps = scannedImports(p, threads, skip, definitions, beforeRun ? &guesses : nullptr, bytes);
   if (beforeRun) beforeRun(guesses);
   size_t n = p.size();
   std::vector<size_t> order(n, SIZE_MAX);
@@ -143,14 +148,25 @@ void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& 
         dependents[d].push_back(f);
       }
   }
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<size_t> ready;
   std::vector<size_t> byOrder(next);
   for (size_t f = 0; f < n; ++f)
     if (order[f] != SIZE_MAX) byOrder[order[f]] = f;
+  // Of the modules ready, the one with the most work still waiting on it goes first: its own size
+  // and the longest chain of modules that wait on it. A big module that nothing waits for then
+  // starts early, not last, with one thread left to finish it while the others idle.
+  std::vector<size_t> critical(n, 0);
+  for (auto it = byOrder.rbegin(); it != byOrder.rend(); ++it) {
+    size_t longest = 0;
+    for (size_t d : dependents[*it]) longest = std::max(longest, critical[d]);
+    critical[*it] = bytes[*it] + longest;
+  }
+  auto later = [&](size_t a, size_t b) { return critical[a] != critical[b] ? critical[a] < critical[b] : order[a] > order[b]; };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<size_t> ready;  // a heap: the next module to run on top
   for (size_t f : byOrder)
     if (!waiting[f]) ready.push_back(f);
+  std::make_heap(ready.begin(), ready.end(), later);
   size_t finished = 0;
   auto worker = [&] {
     for (;;) {
@@ -159,14 +175,18 @@ void inImportOrder(const Project& p, unsigned threads, const std::vector<char>& 
         std::unique_lock guard(mu);
         cv.wait(guard, [&] { return !ready.empty() || finished == todo; });
         if (ready.empty()) return;
-        f = ready.front();
-        ready.pop_front();
+        std::pop_heap(ready.begin(), ready.end(), later);
+        f = ready.back();
+        ready.pop_back();
       }
       fn(f);
       std::unique_lock guard(mu);
       ++finished;
       for (size_t d : dependents[f])
-        if (--waiting[d] == 0) ready.push_back(d);
+        if (--waiting[d] == 0) {
+          ready.push_back(d);
+          std::push_heap(ready.begin(), ready.end(), later);
+        }
       cv.notify_all();
     }
   };
