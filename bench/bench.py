@@ -12,6 +12,8 @@ Comparisons, when their tools are there (`bash scripts/bench-deps.sh` installs t
 from Debian on a subset; and the corpus copied 10x, with peak RSS, to show how cost grows.
 """
 import argparse
+import itertools
+import math
 import os
 import resource
 import shutil
@@ -39,6 +41,30 @@ def measure(cmd, runs, cwd=None):
         walls.append(wall)
         cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return statistics.median(walls), statistics.median(cpus), max(after.ru_maxrss, 0)
+
+
+def measure_together(cmds, runs):
+    """measure() for several commands taking turns, in every order in turn: on a shared host the
+    load drifts, and a command measured after another (or right after a large process) runs faster
+    or slower; ratios between these commands are what the figures compare. Whole rounds of the
+    permutations, at least `runs` runs each."""
+    orders = list(itertools.permutations(range(len(cmds))))
+    rounds = len(orders) * math.ceil(runs / len(orders))
+    for cmd in cmds:  # warm-up: page cache, dynamic loader
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    walls, cpus = [[] for _ in cmds], [[] for _ in cmds]
+    for r in range(rounds):
+        for j in orders[r % len(orders)]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            proc = subprocess.run(cmds[j], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if proc.returncode not in (0, 1):
+                sys.exit(f"command failed ({proc.returncode}): {' '.join(cmds[j])}")
+            walls[j].append(wall)
+            cpus[j].append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return [(statistics.median(w), statistics.median(c), 0) for w, c in zip(walls, cpus)]
 
 
 def peak_rss_mib(cmd):
@@ -75,13 +101,14 @@ def main():
     # front end's business, measured by bench/cpp_bench.py.
     py_only = ["--extend-exclude", "*.c,*.cc,*.cpp,*.cxx,*.h,*.hh,*.hpp,*.cu,*.cuh"]
     rows = []
-    parse = measure([bare, "--threads", t, "@" + listfile], args.runs)
+    # The floor, the floor in oomlint's arena (tree-sitter allocating from oomlint's per-file arena,
+    # as oomlint does: the ratio to this one is what oomlint's own analysis costs on top of
+    # parsing) and the cold check, taking turns: their ratios are the figures.
+    parse, parse_arena, check = measure_together(
+        [[bare, "--threads", t, "@" + listfile], [bare, "--threads", t, "--arena", "@" + listfile],
+         [oomlint, "check", "--no-cache", "--threads", t, "--isolated", "--exit-zero", "-q"] + py_only + [args.corpus]], args.runs)
     rows.append(("tree-sitter parse + walk (floor)", parse))
-    # The same with tree-sitter allocating from oomlint's per-file arena, as oomlint does: the
-    # ratio to this one is what oomlint's own analysis costs on top of parsing.
-    parse_arena = measure([bare, "--threads", t, "--arena", "@" + listfile], args.runs)
     rows.append(("same, tree-sitter in oomlint's arena", parse_arena))
-    check = measure([oomlint, "check", "--no-cache", "--threads", t, "--isolated", "--exit-zero", "-q"] + py_only + [args.corpus], args.runs)
     rows.append(("oomlint check (cold, --no-cache)", check))
     cache_dir = os.path.join(args.build, "bench_cache")
     warm_cmd = [oomlint, "check", "--cache-dir", cache_dir, "--threads", t, "--isolated", "--exit-zero", "-q"] + py_only + [args.corpus]
@@ -147,7 +174,8 @@ def main():
     startup = measure([oomlint, "check", "--no-cache", "--isolated", "--exit-zero", "-q", one], max(args.runs, 20))
     rows.append(("oomlint check examples/train.py", startup))
 
-    print(f"corpus: {args.corpus}: {len(files)} files, {lines} lines; threads={t}; median of {args.runs} runs")
+    print(f"corpus: {args.corpus}: {len(files)} files, {lines} lines; threads={t}; median of {args.runs} runs "
+          f"(the first three rows taking turns, whole rounds of their orders: at least {args.runs})")
     print(f"{'command':40} {'wall s':>9} {'cpu s':>9} {'lines/s/core':>13}")
     for name, (wall, cpu, _) in rows:
         per_core = lines / cpu if cpu > 0 and "train.py" not in name else float("nan")
