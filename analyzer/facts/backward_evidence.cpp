@@ -1,8 +1,9 @@
 // Pass 5 (between the rounds of values): what backward calls prove. The tensor a backward runs on
 // carries history, and so does the value of the assignment that reaches it, back along the data
-// (`loss = rec + kl` proves `kl`'s helper call too). A function whose parameter is what its
-// backward runs on (`def _backward(self, loss, opt): loss.backward()`) proves its callers'
-// argument the same way, through the summaries, in this file and from other modules.
+// (`loss = rec + kl` proves `kl`'s helper call too; `loss = criterion(pred, y)` proves `pred`, the
+// loss's input). A function whose parameter is what its backward runs on (`def _backward(self,
+// loss, opt): loss.backward()`) proves its callers' argument the same way, through the summaries,
+// in this file and from other modules.
 #include <map>
 #include <set>
 
@@ -184,6 +185,14 @@ void FactsBuilder::frameworkBackwardSubjects(std::vector<std::pair<NodeId, NodeI
   }
 }
 
+NodeId FactsBuilder::provenLossInput(NodeId call) const {
+  if (call == kNone || m_.expr(call).kind != ExprKind::Call || !f_.isLossCall(call)) return kNone;
+  for (const Arg& a : argsOf(m_, m_.expr(call)))
+    if (a.value != kNone && f_.values_[a.value].history == Tri::Yes) return kNone;  // explained already
+  NodeId input = positionalArg(m_, call, 0);
+  return input != kNone && f_.values_[input].history == Tri::Unknown ? input : kNone;
+}
+
 bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
   std::vector<std::pair<NodeId, NodeId>> subjects;  // (the call that proves, the expression it runs on)
   for (NodeId c = 0; c < m_.exprs.size(); ++c) {
@@ -204,6 +213,8 @@ bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
       any = true;
     }
     subjectRoots(m_, f_.values_, subject, work);
+    // `criterion(pred, y).backward()`: the loss's history comes through its input.
+    if (NodeId input = provenLossInput(subject); input != kNone) subjectRoots(m_, f_.values_, input, work);
     size_t direct = work.size();  // the subject's own roots: `out["loss"]` proves `out` through "loss"
     for (int budget = 32; !work.empty() && budget > 0; --budget) {
       NodeId e = work.back();
@@ -243,6 +254,7 @@ bool FactsBuilder::collectHistoryEvidence(std::vector<NodeId>& proofs) {
           any = true;
         }
         subjectRoots(m_, f_.values_, v, work);
+        if (NodeId input = provenLossInput(v); input != kNone) subjectRoots(m_, f_.values_, input, work);
       }
     }
   }

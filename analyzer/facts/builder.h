@@ -60,6 +60,10 @@ class FactsBuilder {
   // (per expression: the call whose evidence gives it history); false when nothing is proven.
   bool collectHistoryEvidence(std::vector<NodeId>& proofs);
   void branchDefinitions(NodeId nameExpr, std::vector<NodeId>& out) const;
+  /// Of a loss call a backward proves (`criterion(pred, y)`), the argument its history comes
+  /// through: the input, first by every loss's signature, when no argument is known to carry
+  /// history already and it is not known to lack it. kNone otherwise.
+  NodeId provenLossInput(NodeId call) const;
   /// (proof, subject) pairs for what a training framework backpropagates: a training step's return.
   void frameworkBackwardSubjects(std::vector<std::pair<NodeId, NodeId>>& subjects) const;
   /// Other calls of a callee a backward proved a loss (same spelling, same function or class),
