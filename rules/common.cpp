@@ -432,46 +432,19 @@ bool readWithHistoryElsewhere(const Facts& f, NodeId loop, NodeId s, std::string
 }
 
 NodeId runningUpdateRead(const Facts& f, NodeId value, std::string_view key, NodeId& added, bool* average, bool* several) {
-  const Module& m = f.module();
   added = kNone;
-  if (value == kNone || key.empty()) return kNone;
-  const Expr& v = m.expr(value);
-  // `avg = loss if avg is None else 0.98 * avg + 0.02 * loss`: the arm that updates.
-  if (v.kind == ExprKind::Conditional && v.argCount == 3) {
-    NodeId r = runningUpdateRead(f, m.args[v.firstArg].value, key, added, average);
-    return r != kNone ? r : runningUpdateRead(f, m.args[v.firstArg + 2].value, key, added, average);
-  }
-  if (v.kind != ExprKind::BinOp || (v.text != "+" && v.text != "-")) return kNone;
-  // `total = total + rec + kld`: more terms added to a running update, left to right. The term
-  // reported is the first that carries history.
-  if (const Expr& inner = m.expr(v.lhs); inner.kind == ExprKind::BinOp && (inner.text == "+" || inner.text == "-")) {
-    NodeId first = kNone;
-    if (NodeId r = runningUpdateRead(f, v.lhs, key, first, average); r != kNone) {
-      added = f.value(first).history == Tri::Yes ? first : v.rhs;
-      if (several) *several = true;
-      return r;
+  std::vector<NodeId> terms;
+  NodeId read = f.runningUpdate(value, key, &terms, average);
+  if (read == kNone || terms.empty()) return kNone;
+  // Of several terms, the one reported is the first that carries history.
+  added = terms.back();
+  for (NodeId t : terms)
+    if (f.value(t).history == Tri::Yes) {
+      added = t;
+      break;
     }
-  }
-  // The read of `key` in a term: the term itself, or a factor of a product (`0.9 * key`).
-  auto readIn = [&](NodeId term) -> NodeId {
-    if (f.pathKey(term) == key) return term;
-    const Expr& t = m.expr(term);
-    if (t.kind != ExprKind::BinOp || t.text != "*") return kNone;
-    if (f.pathKey(t.lhs) == key) return t.lhs;
-    if (f.pathKey(t.rhs) == key) return t.rhs;
-    return kNone;
-  };
-  if (NodeId r = readIn(v.lhs); r != kNone) {
-    added = v.rhs;
-    if (average) *average = r != v.lhs;
-    return r;
-  }
-  if (NodeId r = readIn(v.rhs); r != kNone && v.text == "+") {
-    added = v.lhs;
-    if (average) *average = r != v.rhs;
-    return r;
-  }
-  return kNone;
+  if (several && terms.size() > 1) *several = true;
+  return read;
 }
 
 NodeId forwardReading(const Facts& f, NodeId loop, std::string_view path, bool withHistory) {

@@ -73,12 +73,9 @@ bool calledPerIteration(const Facts& facts, NodeId iteration);
 /// and through the iteration's own names).
 NodeId forwardReading(const Facts& facts, NodeId loop, std::string_view path, bool withHistory = false);
 
-/// A running update of `key` by `value`: `key + x`, `x + key`, `key - x`, or an exponential
-/// moving average, `a * key + b * x` (either order, either factor side), also as the arm of a
-/// conditional (`x if key is None else ...`), with more terms added after it (`key + a + b`). The
-/// read of `key` in it, with the term it adds in `added` (of several, the first that carries
-/// history); kNone when `value` is none of these. `average` (optional) tells the moving average,
-/// `several` (optional, only ever set) that more than one term is added.
+/// Facts::runningUpdate, with the term reported: `added` is what it adds (of several terms, the
+/// first that carries history, else the last); `several` (optional, only ever set) that it adds
+/// more than one.
 NodeId runningUpdateRead(const Facts& facts, NodeId value, std::string_view key, NodeId& added, bool* average = nullptr,
                          bool* several = nullptr);
 

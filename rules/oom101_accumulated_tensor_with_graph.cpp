@@ -118,8 +118,10 @@ class Oom101 final : public Rule {
       // A moving average the loop reads back into its graph is carried state: OOM107's.
       NodeId loop = f.enclosingLoop(s);
       if (average && loop != kNone && readWithHistoryElsewhere(f, loop, s, f.pathKey(st.target))) return;
-      check(ctx, s, st.target, read, added, kNone, several);
-    } else if (st.kind == StmtKind::Expr && st.value != kNone && m.expr(st.value).kind == ExprKind::Call) {
+      check(ctx, s, st.target, read, added, kNone, several ? "Accumulate numbers: `.item()` on every tensor the update adds" : nullptr);
+    } else if ((st.kind == StmtKind::Expr || (st.kind == StmtKind::Assign && st.targets.count == 1)) && st.value != kNone &&
+               m.expr(st.value).kind == ExprKind::Call) {
+      // `meter.update(loss)`; `loss = criterion.step(out, target)` whose method also sums an argument.
       checkAccumulatingCall(ctx, s, st.value);
     }
   }
@@ -132,6 +134,9 @@ class Oom101 final : public Rule {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     NodeId recv = receiverOf(m, call);
+    // `criterion(student_out, teacher_out)`: an object called runs its `__call__` on itself.
+    if (recv == kNone && m.expr(call).lhs != kNone && m.expr(m.expr(call).lhs).kind == ExprKind::Name)
+      if (Facts::Callee callee = f.calleeOf(call); callee && callee.bound) recv = m.expr(call).lhs;
     if (recv == kNone || f.pathKey(recv).empty()) return;
     std::string_view meth = methodName(m, call);
     // `total.add_(loss)`: a tensor summed in place (the method is torch's alone).
@@ -144,7 +149,15 @@ class Oom101 final : public Rule {
         if (!(callee.summary->accumulatesParam & (1u << i))) continue;
         NodeId arg = callee.argFor(m, call, i);
         if (arg == kNone) continue;
-        check(ctx, s, recv, recv, arg, callee.summary->accumulateAt);
+        // Where the call's result is used, or the object called is the accumulator itself
+        // (`loss = criterion(out, teacher_out)`), the argument feeds a computation too: a number
+        // in its place would break it.
+        // And `.item()` needs a one-element tensor: a loss is one, an output the method reduces
+        // (`self.center = ... + out.mean(0) * (1 - m)`) is not.
+        bool computes = m.stmt(s).kind != StmtKind::Expr || recv == m.expr(call).lhs;
+        check(ctx, s, recv, recv, arg, callee.summary->accumulateAt,
+              computes || !f.value(arg).scalarLoss ? "Keep the object's running state free of history: `.detach()` what the method adds to it"
+                                                   : nullptr);
         return;
       }
       return;
@@ -175,9 +188,10 @@ class Oom101 final : public Rule {
     return value;
   }
 
-  /// `severalTerms`: `value` is one of the terms the update adds (`total = total + rec + kld`).
+  /// `advice`: the fix is display-only, with this message (`value` is one of the terms the update
+  /// adds, `total = total + rec + kld`; or the argument of a call that also computes with it).
   static void check(Context& ctx, NodeId s, NodeId target, NodeId targetUse, NodeId value, NodeId accumulateAt,
-                    bool severalTerms = false) {
+                    const char* advice = nullptr) {
     const Module& m = ctx.module();
     const Facts& f = ctx.facts();
     if (!isTrackable(m, target) || value == kNone) return;
@@ -219,8 +233,8 @@ class Oom101 final : public Rule {
       finding.withFix(Applicability::DisplayOnly, "Accumulate numbers: `.item()` on every tensor the update stores");
       return;
     }
-    if (severalTerms) {  // the other terms may carry history too
-      finding.withFix(Applicability::DisplayOnly, "Accumulate numbers: `.item()` on every tensor the update adds");
+    if (advice) {
+      finding.withFix(Applicability::DisplayOnly, advice);
       return;
     }
     finding.withFix(Applicability::Unsafe,

@@ -194,6 +194,13 @@ class Facts {
   bool mayPrecede(NodeId a, NodeId b) const;
   /// A dotted path ("self.total", "losses") for Name/Attribute chains, else "".
   std::string_view pathKey(NodeId expr) const;
+  /// A running update of `key` by `value` (running_updates.cpp): `key + x`, `x + key`, `key - x`,
+  /// more terms after it (`key + a + b`), or an exponential moving average, `a * key + b * x`
+  /// (either order, either factor side), also as an arm of a conditional (`x if key is None else
+  /// ...`). Returns the read of `key` in it and fills `terms` (optional) with what it adds, in
+  /// order; kNone when `value` is none of these. `average` (optional) tells the moving average.
+  /// The shape alone: it holds before values are known, so summaries read it too.
+  NodeId runningUpdate(NodeId value, std::string_view key, std::vector<NodeId>* terms = nullptr, bool* average = nullptr) const;
   /// Functions of this file a call may run: `helper()`, `self.method()`, `obj.method()` on an
   /// instance of a class of this file, `super().method()`.
   std::span<const uint32_t> callTargets(NodeId call) const;

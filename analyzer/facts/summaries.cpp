@@ -178,11 +178,16 @@ void FactsBuilder::computeStores() {
         accumulates = true;
       } else if (st.kind == StmtKind::Assign && st.targets.count == 1 && st.value != kNone) {
         target = st.target;
-        const Expr& v = m_.expr(st.value);
-        std::string_view key = f_.pathKey(target);
-        if (v.kind == ExprKind::BinOp && (v.text == "+" || v.text == "-") && !key.empty() &&
-            (f_.pathKey(v.lhs) == key || f_.pathKey(v.rhs) == key)) {
-          value = f_.pathKey(v.lhs) == key ? v.rhs : v.lhs;
+        // `self.total = self.total + v`, `self.center = self.center * m + v.mean(0) * (1 - m)`: the
+        // first added term a parameter reaches is what the update sums.
+        std::vector<NodeId> terms;
+        if (f_.runningUpdate(st.value, f_.pathKey(target), &terms) != kNone) {
+          for (NodeId t : terms)
+            if (paramRoot(m_, fun, t) >= 0) {
+              value = t;
+              break;
+            }
+          if (value == kNone && !terms.empty()) value = terms.front();
           accumulates = true;
         } else if (m_.expr(target).kind == ExprKind::Subscript || m_.expr(target).kind == ExprKind::Attribute) {
           value = st.value;
