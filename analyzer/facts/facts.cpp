@@ -18,8 +18,8 @@ void FactsBuilder::build() {
   findFrameworkSteps();  // class bases -> framework classes and their step methods
   collectKinds();        // assignments, loop targets, call sites, uses, names -> kinds of paths; call targets
   collectFreezes();      // requires_grad writes -> frozen modules
-  computeStores();       // assignments and appends in each function -> parameters it stores; accumulator classes
   computeGradModes();    // contexts, decorators, call sites -> grad mode per statement and at entry
+  computeStores();       // assignments and appends in each function, grad mode -> parameters it stores; accumulator classes
   computeEvents();       // kinds, grad mode, call targets -> events per function, reach per statement, training paths
   collectDevices();      // device assignments, .cuda()/.to() receivers -> GPU names and modules
   computeValues();       // all of the above -> history and device per expression, summaries' returns

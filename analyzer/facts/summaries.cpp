@@ -213,6 +213,9 @@ void FactsBuilder::computeStores() {
         }
       }
       if (target == kNone || value == kNone) continue;
+      // Under `no_grad` what the statement computes records no history (`self.running_mean =
+      // (1 - m) * self.running_mean + m * x.mean(0)`); a tensor stored as it is keeps its own.
+      if (f_.gradMode_[s] == GradMode::Disabled && (accumulates || m_.expr(value).kind != ExprKind::Name)) continue;
       // A bare name summed in a function is that function's own (Python makes it local).
       bool outer = m_.expr(target).kind == ExprKind::Name ? st.kind == StmtKind::Expr : outlivesCall(m_, f_, fn, target);
       if (!outer) continue;
@@ -286,6 +289,7 @@ void FactsBuilder::storeThroughCalls() {
         if (st.kind != StmtKind::Expr || st.value == kNone || m_.expr(st.value).kind != ExprKind::Call) continue;
         Facts::Callee callee = f_.calleeOf(st.value);
         if (!callee || callee.summary == &sum) continue;
+        bool noGrad = f_.gradMode_[s] == GradMode::Disabled;  // the callee's sums record no history
         if (!callee.summary->storesParamInto.empty() && fun.paramCount >= 2 && storeIntoThrough(fn, s, callee)) changed = true;
         const Summary& inner = *callee.summary;
         if (!(inner.accumulatesParam | inner.storesParam | inner.assignsParam)) continue;
@@ -302,6 +306,7 @@ void FactsBuilder::storeThroughCalls() {
           int p = storedParam(m_, f_, fun, fn, s, arg, element);
           if (p < 0 || p >= 32) continue;
           uint32_t mine = 1u << p;
+          if (noGrad && (inner.accumulatesParam & bit)) continue;
           uint32_t& into = (inner.accumulatesParam & bit) ? sum.accumulatesParam
                            : (inner.storesParam & bit)    ? sum.storesParam
                                                           : sum.assignsParam;
