@@ -20,7 +20,10 @@ constexpr RuleInfo kInfo{
 Flags a tensor that carries autograd history (a model output, a loss, or arithmetic on them)
 accumulated into a variable or object that outlives the loop iteration: `total += loss`,
 `total = total + loss`, `total.add_(loss)`, `meter.update(loss)`, `running[k] += loss`, an exponential moving average
-(`avg = 0.98 * avg + 0.02 * loss`, also as `loss if avg is None else ...`).
+(`avg = 0.98 * avg + 0.02 * loss`, also as `loss if avg is None else ...`), a sum of several terms
+(`total = total + rec + beta * kld`, with a display-only fix: each term may carry history) and a
+loss added on some steps only (`total = total + (loss if step >= warmup else 0)`). A list grown
+with `+= [loss]` is a store, OOM102's.
 
 History also passes through helpers: what a function returns computed from a parameter (`return
 loss * k`) carries the history of the argument each caller gives it, and a helper whose backward
@@ -47,7 +50,11 @@ iteration: `self.epoch_loss += loss` there keeps every step's graph. So is a ste
 of the file calls on every iteration (`self.train_step(batch)` in `for batch in loader:`), unless
 another method of its class or a caller backpropagates what it sums. A meter that sums the elements
 of what it is given (`for i, v in enumerate(values): self.sums[i] += v`, `for k, v in
-parts.items()`) makes `meter.update([ce, reg])` an accumulation of both losses.
+parts.items()`) makes `meter.update([ce, reg])` an accumulation of both losses. So does a method that
+keeps a moving average of its argument on its object (`self.center = self.center * m +
+out.mean(0) * (1 - m)`), also where the call's result is used (`loss = criterion(student(x),
+teacher(x))`) or the object itself is called (its `__call__`, a module's `forward` updating running
+statistics); the fix there is display-only, and nothing a method computes under `no_grad` counts.
 
 ## Why is this bad?
 The accumulator becomes part of every iteration's autograd graph. Without a backward on that graph,

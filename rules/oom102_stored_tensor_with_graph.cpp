@@ -18,7 +18,7 @@ constexpr RuleInfo kInfo{
     "A tensor that carries autograd history is stored in a container or attribute that outlives the iteration",
     R"doc(## What it does
 Flags a tensor that carries autograd history stored where it outlives the loop iteration:
-`losses.append(loss)`, `outputs.extend(out)`, `history[k] = out`, `self.last = out`, `v.push_back(loss)` in C++, and a
+`losses.append(loss)`, `outputs.extend(out)`, `losses += [loss]`, `history[k] = out`, `self.last = out`, `v.push_back(loss)` in C++, and a
 method of the file that stores its argument in its object (`recorder.log(loss)` appending to
 `self.history`, `self.remember(loss)`), or a function that appends one argument to another the caller
 passes (`keep(loss, losses)` where `keep` does `into.append(value)`, also through a second helper and
