@@ -26,21 +26,22 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def run_once(cmd, cwd=None):
+    """Wall and CPU seconds (user + system) of one run of cmd; exits when it fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd)}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def measure(cmd, runs, cwd=None):
-    walls, cpus = [], []
-    for i in range(runs + 1):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if proc.returncode not in (0, 1):
-            sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd)}")
-        if i == 0:
-            continue  # warm-up: page cache, dynamic loader
-        walls.append(wall)
-        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-    return statistics.median(walls), statistics.median(cpus), max(after.ru_maxrss, 0)
+    run_once(cmd, cwd)  # warm-up: page cache, dynamic loader
+    walls, cpus = zip(*(run_once(cmd, cwd) for _ in range(runs)))
+    return statistics.median(walls), statistics.median(cpus), max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, 0)
 
 
 def measure_together(cmds, runs):
@@ -51,19 +52,13 @@ def measure_together(cmds, runs):
     orders = list(itertools.permutations(range(len(cmds))))
     rounds = len(orders) * math.ceil(runs / len(orders))
     for cmd in cmds:  # warm-up: page cache, dynamic loader
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run_once(cmd)
     walls, cpus = [[] for _ in cmds], [[] for _ in cmds]
     for r in range(rounds):
         for j in orders[r % len(orders)]:
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            proc = subprocess.run(cmds[j], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wall = time.perf_counter() - start
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            if proc.returncode not in (0, 1):
-                sys.exit(f"command failed ({proc.returncode}): {' '.join(cmds[j])}")
+            wall, cpu = run_once(cmds[j])
             walls[j].append(wall)
-            cpus[j].append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+            cpus[j].append(cpu)
     return [(statistics.median(w), statistics.median(c), 0) for w, c in zip(walls, cpus)]
 
 
