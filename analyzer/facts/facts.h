@@ -85,6 +85,9 @@ struct ValueFact {
   /// May be a list, tuple or dict (a literal or comprehension, on some path): a tensor method
   /// such as `.cpu()` would not apply to it, so a fix that adds one is not offered.
   bool collection = false;
+  /// A collection whose every element is a loss (`[ce, kl]`, `{k: crit(o[k], y[k]) for k in heads}`,
+  /// a list appended only losses): what its iteration, `.values()` or indexing gives is a loss.
+  bool lossElems = false;
   /// Bit i: computed from parameter i of the function walked (`self` included in the count),
   /// history and all, with no call on the way that strips it: `return loss * k` has the bit of
   /// `loss`. Where the history is known to be absent the bits are cleared. A caller whose

@@ -74,10 +74,13 @@ void FactsBuilder::buildStructure() {
       if (pk == StmtKind::For || pk == StmtKind::While) f_.runsOnce_[p] = true;
     }
   }
-  // Calls a statement runs; those inside a lambda body run wherever the lambda is called.
+  // Calls a statement runs; those inside a lambda's body expression run wherever the lambda is
+  // called, not where it is written. (A C++ lambda's statements are its own.)
   for (NodeId e = 0; e < ne; ++e) {
     const Expr& x = m_.expr(e);
-    if (x.kind == ExprKind::Call && x.stmt != kNone && !m_.functions[x.owner].isLambda) f_.stmtCalls_[x.stmt].push_back(e);
+    if (x.kind != ExprKind::Call || x.stmt == kNone) continue;
+    if (m_.functions[x.owner].isLambda && m_.stmt(x.stmt).function != x.owner) continue;
+    f_.stmtCalls_[x.stmt].push_back(e);
   }
   methodsOf_.assign(nc, {});
   for (const Function& fn : m_.functions) {
@@ -124,6 +127,37 @@ bool isSuperCall(const Module& m, NodeId e) {
   return x.kind == ExprKind::Call && m.expr(x.lhs).kind == ExprKind::Name && m.expr(x.lhs).text == "super";
 }
 
+/// The function a plain name denotes where `caller` calls it through a local name bound once: a
+/// lambda (`auto step = [&](...) {...};`, `step = lambda b: ...`) or another name for a function
+/// of this file (`step = train_step`), in the innermost scope that binds the name. 0 when the name
+/// is bound several times, to anything else, or is a parameter there.
+uint32_t aliasedFunction(const Module& m, const Facts& f, uint32_t caller, std::string_view name,
+                         const std::unordered_map<std::string_view, std::vector<uint32_t>>& byName) {
+  for (uint32_t g = caller;; g = m.functions[g].parent) {
+    const Function& fun = m.functions[g];
+    for (uint32_t i = 0; i < fun.paramCount; ++i)
+      if (m.params[fun.firstParam + i].name == name) return 0;
+    const std::vector<NodeId>& binds = f.assignmentsOf(g, name);
+    if (binds.size() > 1) return 0;
+    if (binds.size() == 1) {
+      const Stmt& st = m.stmt(binds[0]);
+      if (st.kind != StmtKind::Assign || st.value == kNone) return 0;
+      const Expr& v = m.expr(st.value);
+      if (v.kind == ExprKind::Lambda) return v.function;
+      if (v.kind != ExprKind::Name || v.canonical != 0 || v.text == name) return 0;
+      auto it = byName.find(v.text);
+      if (it == byName.end() || it->second.size() != 1) return 0;
+      uint32_t d = it->second.front();
+      if (m.functions[d].cls >= 0) return 0;
+      for (uint32_t p = caller;; p = m.functions[p].parent) {  // visible where it is called
+        if (m.functions[d].parent == p) return d;
+        if (p == 0) return 0;
+      }
+    }
+    if (g == 0) return 0;
+  }
+}
+
 }  // namespace
 
 void FactsBuilder::resolveCallTargets() {
@@ -167,6 +201,8 @@ void FactsBuilder::resolveCallTargets() {
         }
         if (out.size() > 4) out.erase(out.begin(), out.end() - 1);
       }
+      if (out.empty())
+        if (uint32_t d = aliasedFunction(m_, f_, caller, callee.text, f_.functionsByName_); d != 0) out.push_back(d);
       // `Cls(...)` runs Cls.__init__; a module class's instance call runs its forward elsewhere.
     } else if (callee.kind == ExprKind::Attribute && callee.lhs != kNone) {
       NodeId base = callee.lhs;

@@ -37,6 +37,7 @@ ValueFact joinFact(const ValueFact& a, const ValueFact& b) {
   j.accumulated = a.accumulated || b.accumulated;
   j.leaf = a.leaf && b.leaf;
   j.collection = a.collection || b.collection;
+  j.lossElems = a.lossElems && b.lossElems;
   j.origin = a.origin == b.origin ? a.origin : (j.history == Tri::Yes ? a.origin : kNone);
   // A path that leaves a parameter's history behind (`x.item()` under an `isinstance` test) may be
   // the one the value takes: the parameters flow only when no side is known to be history-free.
@@ -161,6 +162,7 @@ std::optional<Binding> joinBinding(const std::optional<Binding>& a, const std::o
   }
   Binding j;
   j.fact = joinFact(a->fact, b->fact);
+  j.accumulated = a->accumulated && b->accumulated;  // grown on every path (`if`/`else` both append a loss)
   // A sum of losses on one path and its graph-free start on the other (`total = 0`, then
   // `total += loss` in a loop or a branch): whenever it holds more than its start, it holds the
   // history, so the join is the accumulated value. (Only losses: a count read off a model's
@@ -168,7 +170,10 @@ std::optional<Binding> joinBinding(const std::optional<Binding>& a, const std::o
   if (a->bound == b->bound && a->bound != kNone) {
     const Binding* grown = a->accumulated ? &*a : b->accumulated ? &*b : nullptr;
     const Binding* start = grown == &*a ? &*b : &*a;
-    if (grown && grown->fact.history == Tri::Yes &&
+    // A list of the caller's losses (`losses.append(crit(outputs[k], y))`) grows the same way.
+    bool callersLosses = grown && grown->fact.history == Tri::Unknown && grown->fact.lossElems && grown->fact.params != 0 &&
+                         start->fact.history == Tri::No;
+    if (grown && (grown->fact.history == Tri::Yes || callersLosses) &&
         (start->fact.history == Tri::No || (start->accumulated && start->fact.history == Tri::Yes))) {
       j.fact = grown->fact;
       j.fact.device = joinTri(a->fact.device, b->fact.device);
@@ -214,7 +219,9 @@ class ValueWalker {
   /// of `training_step` and `validation_step`) is walked first as if entered with autograd on,
   /// for what it returns (each call site applies its own mode), then as it is, for its values.
   void function(uint32_t fn) {
-    if (m_.functions[fn].isLambda) return;  // lambda bodies are evaluated where they appear
+    // A lambda is walked as a function only where a name bound to it is called (`step = lambda
+    // b: ...`, `auto step = [&](...) {...};`); other lambdas (sort keys, callbacks) stay values.
+    if (m_.functions[fn].isLambda && b_.callSites_[fn].empty()) return;
     Summary& s = f_.summaries_[fn];
     if (fn == 0 || s.entryGrad != GradMode::Unknown) {
       walkFunction(fn);
@@ -255,9 +262,16 @@ class ValueWalker {
       env.put(name, param);
     }
     walk(env, fun.body);
+    // A Python lambda's body is its return value.
+    if (fun.lambdaBody != kNone) onReturn(fun.lambdaBody, eval(env, fun.lambdaBody));
     Summary& s = f_.summaries_[fn];
     s.raisesOnly = !returns_.any && !returns_.none && endsRaising(fun.body);
-    if (!returns_.any) {
+    if (returns_.yields) {
+      s.returns = returns_.yielded;
+      s.returns.collection = true;
+      s.returns.scalarLoss = false;
+      s.returnElems.clear();
+    } else if (!returns_.any) {
       s.returns = ValueFact{returns_.none ? Tri::No : Tri::No, Tri::No, false, kNone};
       s.returnElems.clear();
     } else {
@@ -282,6 +296,8 @@ class ValueWalker {
 
   struct ReturnAcc {
     bool any = false, none = false, elemsOk = true;
+    bool yields = false;  // a generator function: its `return` ends the iteration
+    ValueFact yielded;    // joined over every `yield`
     uint32_t params = 0;  // the parameters some return is computed from
     bool strips = false;  // a return other than a constant carries no history: it may strip a parameter's
     int arity = -1;
@@ -323,8 +339,25 @@ class ValueWalker {
     NodeId item = positionalArg(m_, call, meth == "insert" ? 1 : 0);
     std::string_view key = f_.pathKey(list);
     const Binding* old = key.empty() ? nullptr : env.get(key);
-    if (!old || item == kNone || f_.values_[item].history != Tri::Yes || !addsLoss(list, item, f_.values_[item])) return;
+    if (!old || item == kNone) return;
+    const ValueFact& v = f_.values_[item];
+    // A loss of the caller's argument (`losses.append(F.mse_loss(outputs[k], y))` in a helper
+    // that returns `losses`): the list has history where the caller's argument does.
+    if (v.history == Tri::Unknown && v.scalarLoss && v.params != 0 && old->fact.history != Tri::Yes) {
+      Binding grown = *old;
+      grown.fact.history = Tri::Unknown;
+      grown.fact.params |= v.params;
+      grown.fact.devParams |= v.devParams;
+      grown.fact.collection = true;
+      grown.fact.lossElems = old->fact.lossElems || old->fact.history == Tri::No;
+      grown.fact.accumulated = true;
+      grown.accumulated = true;
+      env.put(key, grown);
+      return;
+    }
+    if (v.history != Tri::Yes || !addsLoss(list, item, v)) return;
     Binding grown = *old;
+    grown.fact.lossElems = v.scalarLoss && (old->fact.lossElems || old->fact.history == Tri::No);
     grown.fact.history = Tri::Yes;
     grown.fact.origin = f_.values_[item].origin;
     grown.fact.scalarLoss = false;
@@ -404,6 +437,7 @@ class ValueWalker {
         out.device = base.device;
         out.origin = base.origin;
         out.accumulated = base.accumulated;
+        out.scalarLoss = base.lossElems;
         out.params = base.params;
         out.devParams = base.devParams;
         if (base.leaf && modeAt(x.stmt) != GradMode::Disabled) out.history = Tri::Yes;  // `w[0]` of a leaf
@@ -446,8 +480,10 @@ class ValueWalker {
       case ExprKind::Container: {
         if (shape::isComprehension(x.shape)) return comprehension(env, e);
         Tri h = Tri::No, d = Tri::No;
+        bool losses = x.argCount > 0;
         for (const Arg& a : argsOf(m_, x)) {
           ValueFact v = eval(env, a.value);
+          losses = losses && v.scalarLoss && a.keyword.empty();
           h = anyYes(h, v.history);
           d = anyYes(d, v.device);
           out.params |= v.params;
@@ -457,6 +493,7 @@ class ValueWalker {
         out.history = h;
         out.device = d;
         out.collection = true;
+        out.lossElems = losses;
         break;
       }
       case ExprKind::Conditional: {
@@ -476,6 +513,10 @@ class ValueWalker {
         out.device = Tri::No;
         break;
       case ExprKind::Other:
+        if (x.shape == shape::kYield || x.shape == shape::kYieldFrom) {
+          if (x.argCount == 1) onYield(x.shape, m_.args[x.firstArg].value, eval(env, m_.args[x.firstArg].value));
+          break;  // what `send` passes in: unknown
+        }
         if (x.shape == shape::kPair) {
           // A dict entry's value is what the dict holds.
           uint32_t i = 0;
@@ -521,8 +562,10 @@ class ValueWalker {
     out.history = v.history;
     out.device = v.device;
     out.origin = v.origin;
+    out.params = v.params;
     out.devParams = v.devParams;
     out.collection = true;
+    out.lossElems = v.scalarLoss;
     return out;
   }
 
@@ -586,9 +629,12 @@ class ValueWalker {
       elem.device = it.device;
       elem.origin = it.origin;
       elem.devParams = it.devParams;
+      elem.scalarLoss = it.lossElems;
     } else {
       if (it.device == Tri::Yes) elem.device = Tri::Yes;
       elem.devParams = it.devParams;
+      if (it.history == Tri::Unknown) elem.params = it.params;  // the caller's list of losses
+      elem.scalarLoss = it.lossElems;
     }
     return elem;
   }
@@ -985,6 +1031,15 @@ class ValueWalker {
     walk(env, st.orelse);
     --loopDepth_;
     currentLoop_ = savedLoop;
+  }
+
+  /// A generator function's call is iterated for what it yields, as a list of those values would
+  /// be: `for loss in losses(model, loader)` takes the yielded losses' history.
+  void onYield(uint8_t kind, NodeId value, const ValueFact& v) {
+    ValueFact each = kind == shape::kYieldFrom ? elementOf(v, value) : v;
+    each.params = v.params;
+    returns_.yielded = returns_.yields ? joinFact(returns_.yielded, each) : each;
+    returns_.yields = true;
   }
 
   void onReturn(NodeId value, const ValueFact& v) {

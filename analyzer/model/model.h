@@ -68,6 +68,9 @@ inline constexpr uint8_t kList = 1, kTuple = 2, kSet = 3, kDict = 4;
 inline constexpr uint8_t kListComp = 5, kSetComp = 6, kDictComp = 7, kGenerator = 8;
 inline constexpr uint8_t kForClause = 9;  // Other: args = {target, iterable} of `for target in iterable`
 inline constexpr uint8_t kPair = 10;      // Other: args = {key, value} of a dict entry
+/// Other: args = {value} of `yield value` / `yield from values`: what iterating a call of the
+/// generator function gives.
+inline constexpr uint8_t kYield = 11, kYieldFrom = 12;
 inline bool isComprehension(uint8_t s) { return s >= kListComp && s <= kGenerator; }
 }  // namespace shape
 

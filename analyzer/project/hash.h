@@ -23,7 +23,8 @@ inline uint64_t mix(uint64_t h, std::string_view s) {
 inline uint64_t summaryHash(const Summary& s, const std::vector<std::string>& params, bool method) {
   auto value = [](const ValueFact& v) {
     uint64_t bits = static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 4 | static_cast<uint64_t>(v.scalarLoss) << 8 |
-                    static_cast<uint64_t>(v.collection) << 9 | static_cast<uint64_t>(v.params) << 20;
+                    static_cast<uint64_t>(v.collection) << 9 | static_cast<uint64_t>(v.lossElems) << 10 |
+                    static_cast<uint64_t>(v.params) << 20;
     return bits ^ static_cast<uint64_t>(v.devParams) * 0x9E3779B97F4A7C15ull;
   };
   uint64_t h = mix(0, value(s.returns) | static_cast<uint64_t>(s.returnsModule) << 9 | static_cast<uint64_t>(s.events) << 10 |

@@ -57,7 +57,8 @@ bool numbers(std::string_view s, std::vector<uint64_t>& out) {
 
 uint64_t valueBits(const ValueFact& v) {
   return static_cast<uint64_t>(v.history) | static_cast<uint64_t>(v.device) << 2 | static_cast<uint64_t>(v.scalarLoss) << 4 |
-         static_cast<uint64_t>(v.accumulated) << 5 | static_cast<uint64_t>(v.collection) << 6 | static_cast<uint64_t>(v.params) << 8 |
+         static_cast<uint64_t>(v.accumulated) << 5 | static_cast<uint64_t>(v.collection) << 6 | static_cast<uint64_t>(v.lossElems) << 7 |
+         static_cast<uint64_t>(v.params) << 8 |
          static_cast<uint64_t>(v.devParams & 0xffffffu) << 40;
 }
 
@@ -68,6 +69,7 @@ ValueFact valueFrom(uint64_t b) {
   v.scalarLoss = (b >> 4) & 1;
   v.accumulated = (b >> 5) & 1;
   v.collection = (b >> 6) & 1;
+  v.lossElems = (b >> 7) & 1;
   v.params = static_cast<uint32_t>(b >> 8);
   v.devParams = static_cast<uint32_t>(b >> 40) & 0xffffffu;
   return v;

@@ -863,6 +863,10 @@ class Lowerer {
         id = lowerWithChildren(n, stmt, ExprKind::Other);
         m_.exprs[id].shape = shape::kPair;
         break;
+      case K::Yield:
+        id = lowerWithChildren(n, stmt, ExprKind::Other);
+        m_.exprs[id].shape = yieldsFrom(n) ? shape::kYieldFrom : shape::kYield;
+        break;
       case K::Error:
         id = newExpr(ExprKind::Other, n);  // not trusted: nothing inside is lowered
         break;
@@ -918,6 +922,14 @@ class Lowerer {
     m_.exprs[id].argCount = static_cast<uint32_t>(elems.size());
     m_.args.insert(m_.args.end(), elems.begin(), elems.end());
     return id;
+  }
+
+  /// `yield from values` rather than `yield value`: its anonymous `from` keyword.
+  bool yieldsFrom(TSNode n) const {
+    uint32_t count = ts_node_child_count(n);
+    for (uint32_t i = 0; i < count; ++i)
+      if (TSNode c = ts_node_child(n, i); !ts_node_is_named(c) && text(c) == "from") return true;
+    return false;
   }
 
   NodeId lowerWithChildren(TSNode n, NodeId stmt, ExprKind kind) {
