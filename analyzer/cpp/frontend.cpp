@@ -626,7 +626,9 @@ extern "C" __attribute__((visibility("default"))) void oomlint_cpp_parse_v1(cons
   // bundled header lacks): parse again with stand-ins for them (cpp/standins.h), at most twice.
   // The first parse's syntax issues stay the file's: the stand-ins only recover code.
   Standins standins;
+  if (bundled) standins.setBundledHeader(kBundledTorchHeader);
   for (int again = 0; ran && !noStandardLibrary && again < 2 && standins.learn(unresolved, m->source); ++again) {
+    if (std::getenv("OOMLINT_DEBUG_CLANG")) llvm::errs() << "standins:\n" << standins.header() << "\n";
     std::unique_ptr<Module> next = fresh();
     bool unusedRejected = false, unusedNoStd = false;
     std::vector<UnresolvedName> more;

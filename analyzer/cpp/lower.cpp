@@ -11,6 +11,7 @@
 #include <llvm/Support/Path.h>
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <unordered_map>
 #include <unordered_set>
@@ -203,6 +204,14 @@ class Lowerer {
     if (b != UINT32_MAX && b + name.size() <= text_.size() && text_.compare(b, name.size(), name) == 0)
       return text_.substr(b, name.size());
     return m_.own(name);
+  }
+
+  /// The identifier written at `loc` in the main file ("" elsewhere).
+  std::string spelledIdentifier(SourceLocation loc) const {
+    uint32_t b = offsetOf(loc), e = b;
+    if (b == UINT32_MAX) return {};
+    while (e < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[e])) || text_[e] == '_')) ++e;
+    return std::string(text_.substr(b, e - b));
   }
 
   uint32_t intern(const std::string& name) {
@@ -1189,6 +1198,9 @@ class Lowerer {
   std::string_view memberText(SourceLocation loc, const std::string& name) {
     // C++ spells some Python names differently; the model speaks Python.
     if (name == "push_back" || name == "emplace_back") return "append";
+    // A member the bundled declarations lack, renamed to their catch-all (cpp/standins.h): the
+    // file's own spelling.
+    if (name == "oomlint_missing_member") return identifierAt(loc, spelledIdentifier(loc));
     return identifierAt(loc, name);
   }
 

@@ -31,6 +31,47 @@ std::string namespaceOf(std::string_view message) {
   return close == std::string_view::npos ? std::string() : std::string(message.substr(at + kIn.size(), close - at - kIn.size()));
 }
 
+/// "no member named 'X' in 'torch::nn::functional::CrossEntropyFuncOptions'" -> the class; ""
+/// for a namespace or another message.
+std::string classOf(std::string_view message) {
+  constexpr std::string_view kIn = " in '";
+  size_t at = message.find(kIn);
+  if (at == std::string_view::npos || message.find(" in namespace '") != std::string_view::npos) return {};
+  size_t close = message.find('\'', at + kIn.size());
+  return close == std::string_view::npos ? std::string() : std::string(message.substr(at + kIn.size(), close - at - kIn.size()));
+}
+
+/// A class of the bundled declarations that declares the catch-all member: options structs and
+/// Tensor (include/torch/torch.h, OOMLINT_MISSING_MEMBER).
+bool hasCatchAllMember(std::string_view cls) {
+  bool torch = cls.starts_with("torch::") || cls.starts_with("at::") || cls.starts_with("c10::");
+  return torch && (cls.ends_with("Options") || cls == "at::Tensor" || cls == "c10::Tensor" || cls == "torch::Tensor");
+}
+
+/// `text` declares `name` as something other than a parameter: a whole identifier not followed
+/// by `=`, `,` or `)` (a parameter's name, which renaming leaves harmless).
+bool declares(std::string_view text, std::string_view name) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+    size_t end = at + name.size();
+    if ((at > 0 && ident(text[at - 1])) || (end < text.size() && ident(text[end]))) continue;
+    while (end < text.size() && text[end] == ' ') ++end;
+    if (end < text.size() && (text[end] == '=' || text[end] == ',' || text[end] == ')')) continue;
+    return true;
+  }
+  return false;
+}
+
+/// Names the standard library declares as members or functions that a user file may include
+/// after the stand-ins header: renaming them would break those headers.
+bool standardName(std::string_view name) {
+  for (std::string_view s : {"min", "max", "size", "data", "begin", "end", "count", "find", "swap", "get", "reset", "clear",
+                             "mean", "stddev", "value", "first", "second", "type", "copy", "fill", "move", "sort", "abs",
+                             "p", "a", "b", "lambda", "alpha", "beta", "seed", "param", "erase", "insert", "front", "back"})
+    if (name == s) return true;
+  return false;
+}
+
 }  // namespace
 
 bool isUnresolvedNameError(std::string_view m) {
@@ -72,6 +113,11 @@ bool Standins::learn(const std::vector<UnresolvedName>& errors, std::string_view
       // a declaration (`Net net(config::classes);`), so the next token decides.
       std::string mem = quotedAfter(msg, "no type named");
       if (mem.empty()) mem = quotedAfter(msg, "no member named");
+      if (!bundledHeader_.empty() && !mem.empty() && isPlainName(mem) && hasCatchAllMember(classOf(msg)) &&
+          !declares(bundledHeader_, mem) && !standardName(mem)) {
+        bundledMembers_.insert(mem);
+        continue;
+      }
       std::string ns = namespaceOf(msg);
       if (mem.empty() || !isScopePath(ns) || !isPlainName(mem)) continue;  // a class's member: scanMembers
       // Clang may point at the qualifier (`cxxopts::Options x`): what follows the member decides.
@@ -184,6 +230,8 @@ std::string Standins::header() const {
   // Streams: `std::cout << x << std::endl` keeps the stream on the left.
   h += "template <class T> T& operator<<(T&, const Any&);\ntemplate <class T> T& operator>>(T&, const Any&);\n";
   h += "}  // namespace oomlint_standin\n";
+  // Members the bundled classes lack: each is their catch-all member.
+  for (const std::string& name : bundledMembers_) h += "#define " + name + " oomlint_missing_member\n";
   // One declaration a name: a type (which also serves as a scope, `Trainer::evaluate`), else a
   // template, else a namespace, else a value.
   // A name called and used as a scope (`CIFAR10(path)`, `CIFAR10::Mode::kTest`) is a class with

@@ -41,8 +41,12 @@ class Standins {
   /// How many names were learned.
   size_t size() const {
     return types_.size() + templates_.size() + values_.size() + scopes_.size() + scopedTypes_.size() + scopedTemplates_.size() +
-           scopedValues_.size() + members_.size();
+           scopedValues_.size() + members_.size() + bundledMembers_.size();
   }
+  /// The bundled LibTorch declarations of this parse: a member of their options structs or of
+  /// Tensor that they lack (`CrossEntropyFuncOptions().label_smoothing(0.1)`) is then renamed to
+  /// the catch-all member each of them declares, so that what is built on it keeps its type.
+  void setBundledHeader(std::string_view text) { bundledHeader_ = text; }
 
  private:
   struct Scoped {
@@ -70,6 +74,8 @@ class Standins {
   std::set<std::string> types_, templates_, values_, scopes_;
   std::set<Scoped> scopedTypes_, scopedTemplates_, scopedValues_;
   std::set<std::string> members_, methods_;  // members_: all; methods_: those only ever called
+  std::set<std::string> bundledMembers_;     // members the bundled declarations' classes lack
+  std::string_view bundledHeader_;
   std::set<std::string> aliases_;             // namespace aliases whose target is a stand-in
   std::vector<std::pair<std::string, std::string>> aliasTargets_;  // every `namespace a = t;` of the file
   std::vector<Scoped> usings_;                // `using scope::name;` of the file
