@@ -20,6 +20,7 @@ using namespace torch_api;
 
 namespace {
 
+
 Tri joinTri(Tri a, Tri b) { return a == b ? a : Tri::Unknown; }
 
 /// Any Yes wins; all No gives No; otherwise Unknown. How history flows through arithmetic.
@@ -720,6 +721,16 @@ class ValueWalker {
       out.devParams = argDevParams;
       return out;
     }
+    if (meth == "apply" && namesAutogradFunction(recv)) {
+      // A custom autograd Function runs its forward and records its backward: what it returns
+      // carries its inputs' history (a straight-through quantizer's codes).
+      out.history = mode == GradMode::Disabled ? Tri::No : argHist;
+      out.device = argDev;
+      out.origin = argOrigin;
+      out.params = argParams;
+      out.devParams = argDevParams;
+      return out;
+    }
     if (!meth.empty() && recv != kNone && canon.empty()) {
       // Tensor (or object) method.
       if (isNonDifferentiableMethod(meth)) {
@@ -1040,6 +1051,20 @@ class ValueWalker {
     each.params = v.params;
     returns_.yielded = returns_.yields ? joinFact(returns_.yielded, each) : each;
     returns_.yields = true;
+  }
+
+  /// `Quantize` in `Quantize.apply(z)` names a custom autograd Function: a class of this file
+  /// whose bases (or an in-file base's) are torch's `autograd.Function`.
+  bool namesAutogradFunction(NodeId e, int depth = 0) const {
+    if (e == kNone || m_.expr(e).kind != ExprKind::Name || depth > 4) return false;
+    int32_t cls = f_.classNamed(m_.expr(e).text);
+    if (cls < 0) return false;
+    for (NodeId b : items(m_, m_.classes[static_cast<size_t>(cls)].bases)) {
+      const std::string& canon = m_.canonical(b);
+      if (canon == "torch.autograd.Function" || canon == "torch.autograd.function.Function") return true;
+      if (canon.empty() && m_.textOf(b) != m_.expr(e).text && namesAutogradFunction(b, depth + 1)) return true;
+    }
+    return false;
   }
 
   void onReturn(NodeId value, const ValueFact& v) {
