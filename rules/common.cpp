@@ -431,10 +431,10 @@ bool readWithHistoryElsewhere(const Facts& f, NodeId loop, NodeId s, std::string
   return false;
 }
 
-NodeId runningUpdateRead(const Facts& f, NodeId value, std::string_view key, NodeId& added, bool* average, bool* several) {
-  added = kNone;
-  std::vector<NodeId> terms;
-  NodeId read = f.runningUpdate(value, key, &terms, average);
+namespace {
+
+/// The term reported of a running update's `terms` (runningUpdateRead).
+NodeId reportedTerm(const Facts& f, NodeId read, const std::vector<NodeId>& terms, NodeId& added, bool* several) {
   if (read == kNone || terms.empty()) return kNone;
   // Of several terms, the one reported is the first that carries history.
   added = terms.back();
@@ -445,6 +445,22 @@ NodeId runningUpdateRead(const Facts& f, NodeId value, std::string_view key, Nod
     }
   if (several && terms.size() > 1) *several = true;
   return read;
+}
+
+}  // namespace
+
+NodeId runningUpdateRead(const Facts& f, NodeId value, std::string_view key, NodeId& added, bool* average, bool* several) {
+  added = kNone;
+  std::vector<NodeId> terms;
+  return reportedTerm(f, f.runningUpdate(value, key, &terms, average), terms, added, several);
+}
+
+NodeId runningUpdateOfTarget(const Facts& f, NodeId value, NodeId target, NodeId& added, bool* average, bool* several) {
+  added = kNone;
+  std::vector<NodeId> terms;
+  std::string_view key = f.pathKey(target);
+  NodeId read = key.empty() ? f.runningUpdate(value, target, &terms, average) : f.runningUpdate(value, key, &terms, average);
+  return reportedTerm(f, read, terms, added, several);
 }
 
 NodeId forwardReading(const Facts& f, NodeId loop, std::string_view path, bool withHistory) {

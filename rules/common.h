@@ -78,6 +78,10 @@ NodeId forwardReading(const Facts& facts, NodeId loop, std::string_view path, bo
 /// more than one.
 NodeId runningUpdateRead(const Facts& facts, NodeId value, std::string_view key, NodeId& added, bool* average = nullptr,
                          bool* several = nullptr);
+/// The same for an assignment's target: its path, or the dict or list entry it is (`sums["cls"]
+/// = sums["cls"] + loss`).
+NodeId runningUpdateOfTarget(const Facts& facts, NodeId value, NodeId target, NodeId& added, bool* average = nullptr,
+                             bool* several = nullptr);
 
 /// Another statement of `loop` than `s` reads `key` with its history (Facts::readWithHistory): a
 /// moving average of outputs fed into the loss (`(out - target).pow(2)`) is carried state.

@@ -19,7 +19,8 @@ constexpr RuleInfo kInfo{
     R"doc(## What it does
 Flags a tensor that carries autograd history (a model output, a loss, or arithmetic on them)
 accumulated into a variable or object that outlives the loop iteration: `total += loss`,
-`total = total + loss`, `total.add_(loss)`, `meter.update(loss)`, `running[k] += loss`, an exponential moving average
+`total = total + loss`, `total.add_(loss)`, `meter.update(loss)`, `running[k] += loss` (or `running[k] =
+running[k] + loss`, the same entry read and written), an exponential moving average
 (`avg = 0.98 * avg + 0.02 * loss`, also as `loss if avg is None else ...`), a sum of several terms
 (`total = total + rec + beta * kld`, with a display-only fix: each term may carry history) and a
 loss added on some steps only (`total = total + (loss if step >= warmup else 0)`). A list grown
@@ -120,7 +121,7 @@ class Oom101 final : public Rule {
       // `total = total + loss`, `total = loss + total`, `avg = 0.98 * avg + 0.02 * loss`
       NodeId added = kNone;
       bool average = false, several = false;
-      NodeId read = runningUpdateRead(f, st.value, f.pathKey(st.target), added, &average, &several);
+      NodeId read = runningUpdateOfTarget(f, st.value, st.target, added, &average, &several);
       if (read == kNone) return;
       // A moving average the loop reads back into its graph is carried state: OOM107's.
       NodeId loop = f.enclosingLoop(s);

@@ -132,6 +132,10 @@ class Oom102 final : public Rule {
     // average back into its graph).
     NodeId added = kNone;
     if (st.attribute && runningUpdateRead(f, st.value, f.pathKey(st.container), added) != kNone) return;
+    // `sums["cls"] = sums["cls"] + loss`: a running total kept in an entry, OOM101's too.
+    if (const Stmt& a = m.stmt(s); a.kind == StmtKind::Assign && a.target != kNone && m.expr(a.target).kind == ExprKind::Subscript &&
+                                   runningUpdateOfTarget(f, a.value, a.target, added) != kNone)
+      return;
     const Expr& v = m.expr(st.value);
     if (f.gradMode(s) != GradMode::Enabled) return;
     if (f.value(st.value).history != Tri::Yes) return;

@@ -204,6 +204,11 @@ class Facts {
   /// order; kNone when `value` is none of these. `average` (optional) tells the moving average.
   /// The shape alone: it holds before values are known, so summaries read it too.
   NodeId runningUpdate(NodeId value, std::string_view key, std::vector<NodeId>* terms = nullptr, bool* average = nullptr) const;
+  /// The same for an assignment's target that has no path: a dict or list entry
+  /// (`sums["cls"] = sums["cls"] + loss`), read back at the same entry (sameEntry).
+  NodeId runningUpdate(NodeId value, NodeId target, std::vector<NodeId>* terms = nullptr, bool* average = nullptr) const;
+  /// `a` and `b` denote the same place: one path, or the same entry (`d["k"]`, `d[k]`) of one path.
+  bool sameEntry(NodeId a, NodeId b) const;
   /// Functions of this file a call may run: `helper()`, `self.method()`, `obj.method()` on an
   /// instance of a class of this file, `super().method()`.
   std::span<const uint32_t> callTargets(NodeId call) const;
