@@ -44,21 +44,29 @@ bool recognizeStore(const Facts& f, NodeId s, Store& out) {
     if (Facts::Callee callee = f.calleeOf(st.value)) {
       const Summary& sum = *callee.summary;
       if (!callee.bound || !isTrackable(m, recv)) return false;
+      // Of several stored arguments (`logger.log(step, loss)` keeps both), the first that carries
+      // history is the one reported.
+      uint32_t chosen = 0;
       for (uint32_t i = 1; i < callee.params.size() && i < 32; ++i) {
         if (!((sum.storesParam | sum.assignsParam) & (1u << i))) continue;
         // A meter that also sums the argument (`self.val = v; self.sum += v`) is OOM101's accumulation.
         if (sum.accumulatesParam & (1u << i)) continue;
-        out.replaces = !(sum.storesParam & (1u << i));
         NodeId arg = callee.argFor(m, st.value, i);
         if (arg == kNone) continue;
-        out.value = arg;
-        out.container = recv;
-        out.reportAt = st.value;
-        out.storedAt = sum.accumulateAt;
-        out.viaMethod = true;
-        return true;
+        if (chosen == 0) chosen = i;
+        if (f.value(arg).history == Tri::Yes) {
+          chosen = i;
+          break;
+        }
       }
-      return false;
+      if (chosen == 0) return false;
+      out.replaces = !(sum.storesParam & (1u << chosen));
+      out.value = callee.argFor(m, st.value, chosen);
+      out.container = recv;
+      out.reportAt = st.value;
+      out.storedAt = sum.accumulateAt;
+      out.viaMethod = true;
+      return true;
     }
     // `extend(t)` keeps every row of `t`, views that keep all of it.
     if (meth == "append" || meth == "extend") out.value = positionalArg(m, st.value, 0);
