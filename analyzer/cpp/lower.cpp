@@ -848,6 +848,19 @@ class Lowerer {
     return lowerConstruct(ctor, v->getType(), SourceRange(v->getLocation(), v->getEndLoc()));
   }
 
+  /// `std::tie(out, hidden) = lstm->forward(x, hidden)`: the tuple of the names it assigns, as
+  /// `out, hidden = ...` is in Python; kNone for any other target.
+  NodeId tiedTarget(const clang::Expr* lhs) {
+    const auto* call = dyn_cast<CallExpr>(lhs->IgnoreImplicit());
+    const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+    if (!callee || callee->getQualifiedNameAsString() != "std::tie" || call->getNumArgs() == 0) return kNone;
+    std::vector<NodeId> parts;
+    for (const clang::Expr* a : call->arguments()) parts.push_back(lowerExpr(a));
+    NodeId target = newExpr(ExprKind::Container, spanOf(call->getSourceRange()));
+    setArgs(target, parts, {});
+    return target;
+  }
+
   /// What a declaration binds: its name, or for `auto [a, b] = ...` the tuple of its names.
   NodeId bindingTarget(const VarDecl* v) {
     const auto* dd = dyn_cast<DecompositionDecl>(v);
@@ -898,7 +911,8 @@ class Lowerer {
       inStmt(id, [&] {
         // Python evaluates the value first; keep that order (children before the target).
         NodeId value = lowerExpr(rhs);
-        NodeId target = lowerExpr(lhs);
+        NodeId target = plain ? tiedTarget(lhs) : kNone;
+        if (target == kNone) target = lowerExpr(lhs);
         m_.stmts[id].value = value;
         m_.stmts[id].target = target;
         if (!plain) m_.stmts[id].op = m_.own(op);
