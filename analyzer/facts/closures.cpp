@@ -21,12 +21,14 @@ void FactsBuilder::findInlineClosures() {
   size_t nf = m_.functions.size();
   f_.closureRun_.assign(nf, kNone);
   f_.closuresHandedTo_.clear();
-  // Nested defs by (enclosing function, name), defined in a loop of that function.
+  // Nested defs by (enclosing function, name): defined in a loop of that function, or handed to
+  // an optimizer's `step` wherever they are defined (`optimizer.step(closure)` runs the closure
+  // each time it is called: LBFGS defines it once, before the loop).
   std::vector<uint32_t> candidates;
   for (uint32_t fn = 1; fn < nf; ++fn) {
     const Function& fun = m_.functions[fn];
     if (fun.isLambda || fun.defStmt == kNone || fun.cls >= 0 || fun.parent == 0) continue;
-    if (m_.stmt(fun.defStmt).function != fun.parent || f_.loopOf_[fun.defStmt] == kNone) continue;
+    if (m_.stmt(fun.defStmt).function != fun.parent) continue;
     candidates.push_back(fn);
   }
   if (candidates.empty()) return;
@@ -42,7 +44,9 @@ void FactsBuilder::findInlineClosures() {
         const Function& fun = m_.functions[fn];
         if (fun.parent != caller || fun.name != r.text || f_.closureRun_[fn] != kNone) continue;
         NodeId loop = f_.loopOf_[fun.defStmt];
-        if (!f_.within(c.stmt, loop) || f_.posInFn_[c.stmt] < f_.posInFn_[fun.defStmt]) continue;
+        bool stepArgument = !called && methodName(m_, e) == "step";
+        if (loop == kNone && !stepArgument) continue;
+        if ((loop != kNone && !f_.within(c.stmt, loop)) || f_.posInFn_[c.stmt] < f_.posInFn_[fun.defStmt]) continue;
         if (!called && registersCallable(m_, e)) continue;
         f_.closureRun_[fn] = e;
         if (!called) f_.closuresHandedTo_[e].push_back(fn);
