@@ -666,6 +666,16 @@ class ValueWalker {
     std::string_view meth = methodName(m_, e);
     std::string_view name = calleeName(m_, e);
     ValueFact out;
+    // What a differentiable operation makes of its arguments: their history, device and origin.
+    auto fromArguments = [&] {
+      ValueFact v;
+      v.history = mode == GradMode::Disabled ? Tri::No : argHist;
+      v.device = argDev;
+      v.origin = argOrigin;
+      v.params = argParams;
+      v.devParams = argDevParams;
+      return v;
+    };
 
     if (f_.isForwardCall(e)) {
       out = forwardResult(e, mode, argHist, argDev);
@@ -721,16 +731,9 @@ class ValueWalker {
       out.devParams = argDevParams;
       return out;
     }
-    if (meth == "apply" && namesAutogradFunction(recv)) {
-      // A custom autograd Function runs its forward and records its backward: what it returns
-      // carries its inputs' history (a straight-through quantizer's codes).
-      out.history = mode == GradMode::Disabled ? Tri::No : argHist;
-      out.device = argDev;
-      out.origin = argOrigin;
-      out.params = argParams;
-      out.devParams = argDevParams;
-      return out;
-    }
+    // A custom autograd Function runs its forward and records its backward: what it returns
+    // carries its inputs' history (a straight-through quantizer's codes).
+    if (meth == "apply" && namesAutogradFunction(recv)) return fromArguments();
     if (!meth.empty() && recv != kNone && canon.empty()) {
       // Tensor (or object) method.
       if (isNonDifferentiableMethod(meth)) {
@@ -831,14 +834,7 @@ class ValueWalker {
       }
       if (isUpperInitial(last)) return out;  // classes
     }
-    if (passesHistory(canon)) {  // a differentiable torch function, a library's (`hvd.allreduce(loss)`)
-      out.history = mode == GradMode::Disabled ? Tri::No : argHist;
-      out.device = argDev;
-      out.origin = argOrigin;
-      out.params = argParams;
-      out.devParams = argDevParams;
-      return out;
-    }
+    if (passesHistory(canon)) return fromArguments();  // a differentiable torch function, a library's (`hvd.allreduce(loss)`)
     return out;  // a function we know nothing about
   }
 
