@@ -127,12 +127,20 @@ bool isSuperCall(const Module& m, NodeId e) {
   return x.kind == ExprKind::Call && m.expr(x.lhs).kind == ExprKind::Name && m.expr(x.lhs).text == "super";
 }
 
-/// The function a plain name denotes where `caller` calls it through a local name bound once: a
-/// lambda (`auto step = [&](...) {...};`, `step = lambda b: ...`) or another name for a function
-/// of this file (`step = train_step`), in the innermost scope that binds the name. 0 when the name
-/// is bound several times, to anything else, or is a parameter there.
-uint32_t aliasedFunction(const Module& m, const Facts& f, uint32_t caller, std::string_view name,
-                         const std::unordered_map<std::string_view, std::vector<uint32_t>>& byName) {
+/// `target` (a loop's target: a name, or a tuple of them) binds `name`.
+bool bindsName(const Module& m, NodeId target, std::string_view name) {
+  if (target == kNone) return false;
+  const Expr& t = m.expr(target);
+  if (t.kind == ExprKind::Name) return t.text == name;
+  if (t.kind != ExprKind::Container) return false;
+  for (const Arg& a : argsOf(m, t))
+    if (bindsName(m, a.value, name)) return true;
+  return false;
+}
+
+/// aliasedFunction's lookup, before loops that rebind the name are ruled out.
+uint32_t aliasedIn(const Module& m, const Facts& f, uint32_t caller, std::string_view name,
+                   const std::unordered_map<std::string_view, std::vector<uint32_t>>& byName) {
   for (uint32_t g = caller;; g = m.functions[g].parent) {
     const Function& fun = m.functions[g];
     for (uint32_t i = 0; i < fun.paramCount; ++i)
@@ -156,6 +164,22 @@ uint32_t aliasedFunction(const Module& m, const Facts& f, uint32_t caller, std::
     }
     if (g == 0) return 0;
   }
+}
+
+/// The function a plain name denotes where `caller` calls it through a local name bound once: a
+/// lambda (`auto step = [&](...) {...};`, `step = lambda b: ...`) or another name for a function
+/// of this file (`step = train_step`), in the innermost scope that binds the name. 0 when the name
+/// is bound several times, to anything else, is a parameter there, or is a loop's target in a
+/// scope on the way (`for step in steps: step(x)`).
+uint32_t aliasedFunction(const Module& m, const Facts& f, uint32_t caller, std::string_view name,
+                         const std::unordered_map<std::string_view, std::vector<uint32_t>>& byName) {
+  uint32_t d = aliasedIn(m, f, caller, name, byName);
+  for (uint32_t g = caller; d != 0; g = m.functions[g].parent) {
+    for (NodeId s : f.statementsOf(g))
+      if (m.stmt(s).kind == StmtKind::For && bindsName(m, m.stmt(s).target, name)) return 0;
+    if (g == 0 || !f.assignmentsOf(g, name).empty()) break;
+  }
+  return d;
 }
 
 }  // namespace

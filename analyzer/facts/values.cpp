@@ -20,7 +20,6 @@ using namespace torch_api;
 
 namespace {
 
-
 Tri joinTri(Tri a, Tri b) { return a == b ? a : Tri::Unknown; }
 
 /// Any Yes wins; all No gives No; otherwise Unknown. How history flows through arithmetic.
