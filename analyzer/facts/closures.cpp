@@ -2,6 +2,8 @@
 // called there, or handed to a call there (`optimizer.step(closure)`), runs as part of that
 // iteration: its statements belong to the loop as much as the def statement does, and the names
 // it reads from the enclosing function are that function's variables.
+#include <unordered_map>
+
 #include "facts/builder.h"
 
 namespace oomlint {
@@ -24,12 +26,12 @@ void FactsBuilder::findInlineClosures() {
   // Nested defs by (enclosing function, name): defined in a loop of that function, or handed to
   // an optimizer's `step` wherever they are defined (`optimizer.step(closure)` runs the closure
   // each time it is called: LBFGS defines it once, before the loop).
-  std::vector<uint32_t> candidates;
+  std::unordered_map<std::string_view, std::vector<uint32_t>> candidates;  // by name: a lookup per reference
   for (uint32_t fn = 1; fn < nf; ++fn) {
     const Function& fun = m_.functions[fn];
     if (fun.isLambda || fun.defStmt == kNone || fun.cls >= 0 || fun.parent == 0) continue;
     if (m_.stmt(fun.defStmt).function != fun.parent) continue;
-    candidates.push_back(fn);
+    candidates[fun.name].push_back(fn);
   }
   if (candidates.empty()) return;
   for (NodeId e = 0; e < m_.exprs.size(); ++e) {
@@ -40,9 +42,11 @@ void FactsBuilder::findInlineClosures() {
     auto runsHere = [&](NodeId ref, bool called) {
       const Expr& r = m_.expr(ref);
       if (r.kind != ExprKind::Name) return;
-      for (uint32_t fn : candidates) {
+      auto named = candidates.find(r.text);
+      if (named == candidates.end()) return;
+      for (uint32_t fn : named->second) {
         const Function& fun = m_.functions[fn];
-        if (fun.parent != caller || fun.name != r.text || f_.closureRun_[fn] != kNone) continue;
+        if (fun.parent != caller || f_.closureRun_[fn] != kNone) continue;
         NodeId loop = f_.loopOf_[fun.defStmt];
         bool stepArgument = !called && methodName(m_, e) == "step";
         if (loop == kNone && !stepArgument) continue;
